@@ -1,0 +1,83 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Soundtrack",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "soundtrack", targets: ["soundtrack"]),
+        .library(name: "SoundtrackEngine", targets: ["SoundtrackEngine"]),
+        .library(name: "SoundtrackStore", targets: ["SoundtrackStore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // CBLAS from Debian's libblas-dev (netlib reference BLAS, or any alternative providing cblas.h).
+        .systemLibrary(
+            name: "CBLAS",
+            pkgConfig: "blas",
+            providers: [.apt(["libblas-dev"])]
+        ),
+        // Snapshot and feedback-event types, JSON parsing and validation, feature extraction.
+        .target(name: "SoundtrackContext"),
+        // Tracks, catalog import, similar-track search, cold-start priors.
+        .target(
+            name: "SoundtrackCatalog",
+            dependencies: ["SoundtrackContext", "CBLAS"]
+        ),
+        // Bins, scoring, track choice, the feedback state machine, the Recommender facade.
+        .target(
+            name: "SoundtrackEngine",
+            dependencies: ["SoundtrackContext", "SoundtrackCatalog", "CBLAS"]
+        ),
+        // SQLite persistence through GRDB: schema, migrations, transactions.
+        .target(
+            name: "SoundtrackStore",
+            dependencies: [
+                "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // What the executable does, as library code: opening the default database, the demo, the benchmark.
+        .target(
+            name: "SoundtrackApp",
+            dependencies: [
+                "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The one executable: a thin shell over the libraries.
+        .executableTarget(
+            name: "soundtrack",
+            dependencies: [
+                "SoundtrackApp", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "SoundtrackContextTests", dependencies: ["SoundtrackContext"]),
+        .testTarget(
+            name: "SoundtrackCatalogTests",
+            dependencies: ["SoundtrackCatalog", "SoundtrackContext"],
+            resources: []
+        ),
+        .testTarget(
+            name: "SoundtrackEngineTests",
+            dependencies: ["SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext"]
+        ),
+        .testTarget(
+            name: "SoundtrackStoreTests",
+            dependencies: ["SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext", "SoundtrackApp"]
+        ),
+        .testTarget(
+            name: "SoundtrackCLITests",
+            dependencies: ["SoundtrackApp", "SoundtrackStore", "SoundtrackContext"]
+        ),
+    ]
+)
