@@ -1,0 +1,126 @@
+import Foundation
+
+/// A place learned from a user's coordinates: the centre of the points it took and how many.
+public struct LearnedPlace: Sendable, Equatable, Codable {
+    /// The place's id within its book: `pl-1`, `pl-2`…
+    public var id: String
+    /// Latitude of the centre, in degrees.
+    public var lat: Double
+    /// Longitude of the centre, in degrees.
+    public var lon: Double
+    /// How many points the place has taken.
+    public var count: Int
+
+    /// A learned place from its fields.
+    public init(id: String, lat: Double, lon: Double, count: Int) {
+        self.id = id
+        self.lat = lat
+        self.lon = lon
+        self.count = count
+    }
+}
+
+/// One user's learned places: online leader clustering of the coordinates of their snapshots.
+///
+/// Each point goes to the nearest place within a radius (great-circle distance), whose
+/// centre moves to the running mean of its points; a point with no place in reach starts
+/// a new one. The result depends only on the order of the points, so replays agree.
+///
+/// ```swift
+/// var book = PlaceBook()
+/// book.resolve(lat: 42.0267, lon: -93.6465, radiusMeters: 150)  // "pl-1"
+/// book.resolve(lat: 42.0270, lon: -93.6460, radiusMeters: 150)  // "pl-1" (about 50 m away)
+/// book.resolve(lat: 42.0500, lon: -93.6465, radiusMeters: 150)  // "pl-2"
+/// ```
+public struct PlaceBook: Sendable, Equatable, Codable {
+    /// The places in the order they were created.
+    public var places: [LearnedPlace]
+
+    /// A book of places (empty for a new user).
+    public init(places: [LearnedPlace] = []) {
+        self.places = places
+    }
+
+    /// The mean Earth radius in metres (IUGG).
+    public static let earthRadiusMeters = 6_371_008.8
+
+    /// Assigns a point to a place, learning from it, and returns the place's id.
+    ///
+    /// - Parameters:
+    ///   - lat: latitude in degrees.
+    ///   - lon: longitude in degrees.
+    ///   - radiusMeters: how far a point may be from a place's centre to join it.
+    /// - Returns: the id of the nearest place within the radius (whose centre and count are
+    ///   updated), or of a new place at the point.
+    @discardableResult
+    public mutating func resolve(lat: Double, lon: Double, radiusMeters: Double) -> String {
+        if let i = nearestIndex(lat: lat, lon: lon, within: radiusMeters) {
+            var p = places[i]
+            p.count += 1
+            let n = Double(p.count)
+            p.lat += (lat - p.lat) / n
+            p.lon = PlaceBook.wrapLongitude(p.lon + PlaceBook.wrapLongitude(lon - p.lon) / n)
+            places[i] = p
+            return p.id
+        }
+        var next = 1
+        for p in places where p.id.hasPrefix("pl-") {
+            if let k = Int(p.id.dropFirst(3)), k >= next { next = k + 1 }
+        }
+        let id = "pl-\(next)"
+        places.append(LearnedPlace(id: id, lat: lat, lon: lon, count: 1))
+        return id
+    }
+
+    /// The nearest place within a radius of a point, without learning from it.
+    ///
+    /// - Parameters:
+    ///   - lat: latitude in degrees.
+    ///   - lon: longitude in degrees.
+    ///   - radiusMeters: the largest distance to consider.
+    /// - Returns: the nearest place (the first created on a tie), or `nil` when none is in reach.
+    public func nearest(lat: Double, lon: Double, within radiusMeters: Double) -> LearnedPlace? {
+        nearestIndex(lat: lat, lon: lon, within: radiusMeters).map { places[$0] }
+    }
+
+    func nearestIndex(lat: Double, lon: Double, within radiusMeters: Double) -> Int? {
+        // Degrees of latitude that the radius spans: a cheap filter before the haversine.
+        let latSpan = radiusMeters / PlaceBook.earthRadiusMeters * 180 / .pi
+        var best: Int? = nil
+        var bestDistance = Double.infinity
+        for (i, p) in places.enumerated() where abs(p.lat - lat) <= latSpan {
+            let d = PlaceBook.distanceMeters(lat1: lat, lon1: lon, lat2: p.lat, lon2: p.lon)
+            if d <= radiusMeters, d < bestDistance {
+                best = i
+                bestDistance = d
+            }
+        }
+        return best
+    }
+
+    /// The great-circle distance between two points, by the haversine formula.
+    ///
+    /// - Parameters:
+    ///   - lat1: latitude of the first point, in degrees.
+    ///   - lon1: longitude of the first point, in degrees.
+    ///   - lat2: latitude of the second point, in degrees.
+    ///   - lon2: longitude of the second point, in degrees.
+    /// - Returns: the distance in metres.
+    public static func distanceMeters(lat1: Double, lon1: Double, lat2: Double, lon2: Double) -> Double {
+        let radians = Double.pi / 180
+        let dLat = (lat2 - lat1) * radians
+        let dLon = (lon2 - lon1) * radians
+        let s1 = sin(dLat / 2)
+        let s2 = sin(dLon / 2)
+        let a = s1 * s1 + cos(lat1 * radians) * cos(lat2 * radians) * s2 * s2
+        return 2 * earthRadiusMeters * asin(min(1, a.squareRoot()))
+    }
+
+    /// A longitude brought into -180...180.
+    static func wrapLongitude(_ lon: Double) -> Double {
+        var x = lon
+        while x > 180 { x -= 360 }
+        while x < -180 { x += 360 }
+        return x
+    }
+}
