@@ -1,0 +1,210 @@
+import Foundation
+import SoundtrackContext
+
+/// One cold-start context: the feature values that identify it, and the sound and genres a
+/// new bin in that context starts from.
+public struct ContextPrior: Sendable, Equatable {
+    /// A unique name (`workout`, `study`…; `default` is the fallback).
+    public var name: String
+    /// One line for people.
+    public var description: String
+    /// The identifying slot values; only the named slots are present in the mask.
+    public var signature: FeatureVector
+    /// The target sound.
+    public var profile: AudioProfile
+    /// Target genres (names as in the catalog).
+    public var genres: [String]
+    /// Where the numbers come from.
+    public var source: String
+
+    /// Creates a prior.
+    public init(
+        name: String, description: String = "", signature: FeatureVector = FeatureVector(),
+        profile: AudioProfile, genres: [String] = [], source: String = ""
+    ) {
+        self.name = name
+        self.description = description
+        self.signature = signature
+        self.profile = profile
+        self.genres = genres
+        self.source = source
+    }
+}
+
+/// The cold-start priors of `Models/priors.v1.json`: which sound suits which context before
+/// any feedback exists. docs/priors.md explains every context and where its numbers come from.
+///
+/// ```swift
+/// let priors = BundledModels.priors()
+/// let ranked = priors.match(features)                  // best first
+/// let seeds = priors.seedTracks(for: ranked[0].prior, index: index, k: 12)
+/// ```
+public struct ColdStartPriors: Sendable, Equatable {
+    /// The `schema` member of a priors file.
+    public static let schema = "soundtrack.priors"
+    /// The file version this build reads.
+    public static let supportedVersion = 1
+    /// The name of the fallback context, required in every file.
+    public static let defaultName = "default"
+
+    /// The version of the file the priors came from.
+    public var schemaVersion: Int
+    /// The contexts, in file order.
+    public var contexts: [ContextPrior]
+
+    /// Priors from values; `contexts` must include one named ``defaultName``.
+    public init(schemaVersion: Int = ColdStartPriors.supportedVersion, contexts: [ContextPrior]) {
+        precondition(contexts.contains { $0.name == Self.defaultName }, "priors need a '\(Self.defaultName)' context")
+        self.schemaVersion = schemaVersion
+        self.contexts = contexts
+    }
+
+    /// Loads and validates a priors file.
+    /// - Throws: ``InputError`` naming the JSON path of the first problem (also for an unreadable file).
+    public static func load(from url: URL) throws(InputError) -> ColdStartPriors {
+        try decode(ModelObject.read(url))
+    }
+
+    /// Parses and validates the bytes of a priors file.
+    /// - Throws: ``InputError`` naming the JSON path of the first problem, for example
+    ///   `contexts[3].signature.motion.runing: expected a feature slot name, got 'motion.runing'`.
+    public static func decode(_ data: Data) throws(InputError) -> ColdStartPriors {
+        try decode(JSONParser.parse(data))
+    }
+
+    /// Validates a parsed priors document.
+    public static func decode(_ json: JSONValue) throws(InputError) -> ColdStartPriors {
+        let doc = try ModelObject(json, path: "")
+        try doc.rejectUnknown(["schema", "version", "contexts"])
+        try doc.checkHeader(schema: schema, version: supportedVersion)
+        let items = try doc.array("contexts")
+        var contexts: [ContextPrior] = []
+        for (i, item) in items.enumerated() {
+            let prior = try decodeContext(item, path: "contexts[\(i)]")
+            if contexts.contains(where: { $0.name == prior.name }) {
+                throw InputError(path: "contexts[\(i)].name", expected: "a name not used before", got: ModelObject.quote(prior.name))
+            }
+            contexts.append(prior)
+        }
+        guard contexts.contains(where: { $0.name == defaultName }) else {
+            throw InputError(path: "contexts", expected: "a context named '\(defaultName)'", got: "none")
+        }
+        return ColdStartPriors(schemaVersion: supportedVersion, contexts: contexts)
+    }
+
+    private static func decodeContext(_ value: JSONValue, path: String) throws(InputError) -> ContextPrior {
+        let o = try ModelObject(value, path: path)
+        try o.rejectUnknown(["name", "description", "signature", "profile", "genres", "source"])
+        let name = try o.string("name")
+        let description = try o.string("description", nonEmpty: false)
+
+        let sig = try o.object("signature")
+        var signature = FeatureVector()
+        for (key, v) in sig.pairs {
+            guard let slot = FeatureLayout.index(of: key) else {
+                throw InputError(path: sig.path(key), expected: "a feature slot name", got: ModelObject.quote(key))
+            }
+            signature.set(slot, Float(try ModelObject.number(v, in: -1...1, path: sig.path(key))))
+        }
+
+        let prof = try o.object("profile")
+        try prof.rejectUnknown(AudioProfile.names)
+        var features = AudioFeatures()
+        for (key, v) in prof.pairs {
+            let field = CatalogField.byColumn[key]!
+            guard case let .number(range) = field.kind else { continue }
+            let d = try ModelObject.number(v, in: range, path: prof.path(key))
+            switch field {
+            case .tempo: features.tempo = d
+            case .energy: features.energy = d
+            case .valence: features.valence = d
+            case .danceability: features.danceability = d
+            case .acousticness: features.acousticness = d
+            case .instrumentalness: features.instrumentalness = d
+            case .speechiness: features.speechiness = d
+            default: features.loudness = d
+            }
+        }
+        let profile = AudioProfile(features)
+        if profile.isEmpty {
+            throw InputError(path: prof.path, expected: "at least one of \(AudioProfile.names.joined(separator: ", "))", got: "none")
+        }
+
+        var genres: [String] = []
+        for (j, g) in try o.array("genres").enumerated() {
+            guard case let .string(s) = g, !CatalogField.trim(s).isEmpty else {
+                throw InputError(path: o.path("genres") + "[\(j)]", expected: "a non-empty string", got: ModelObject.render(g))
+            }
+            genres.append(CatalogField.trim(s))
+        }
+        let source = try o.string("source")
+        return ContextPrior(
+            name: name, description: description, signature: signature, profile: profile, genres: genres, source: source)
+    }
+
+    /// The prior with a name, or `nil`.
+    public func prior(named name: String) -> ContextPrior? { contexts.first { $0.name == name } }
+
+    /// The fallback prior (named ``defaultName``).
+    public var fallback: ContextPrior { prior(named: Self.defaultName)! }
+
+    /// Ranks the priors by how well a feature vector matches their signatures, best first.
+    /// Among equal scores ``defaultName`` comes first, then file order: a context that matches
+    /// no signature positively (all scores 0 or less) ranks `default` first.
+    ///
+    /// With `S` the signature's slots, `O = S ∩ present(x)` and weights `w` (all 1 when `nil`):
+    ///
+    ///     score = Σ_O w s x / ( √(Σ_S w s²) · √(Σ_O w x²) )
+    ///
+    /// a cosine in which the signature's norm counts all its slots (a signature slot the snapshot
+    /// does not have lowers the score: missing is not evidence for the context) while the
+    /// snapshot's norm counts only the shared slots (its other slots say nothing about this
+    /// context). A signature value of 0 ("should be zero", e.g. `time.weekend: 0`) adds nothing
+    /// to the numerator but lowers the score when the snapshot's value is not 0. Scores lie in
+    /// [−1, 1]; a prior without a signature (`default`) scores 0.
+    /// - Parameters:
+    ///   - features: the snapshot's features.
+    ///   - weights: per-slot weights (``FeatureLayout/dimension`` of them), e.g. ``DefaultWeights``.
+    public func match(_ features: FeatureVector, weights: [Float]? = nil) -> [(prior: ContextPrior, score: Float)] {
+        let dim = FeatureLayout.dimension
+        precondition(weights == nil || weights!.count == dim, "weights must have FeatureLayout.dimension entries")
+        var ranked: [(prior: ContextPrior, score: Float, order: Int)] = []
+        for (order, prior) in contexts.enumerated() {
+            var dot: Float = 0, ss: Float = 0, xx: Float = 0
+            let s = prior.signature
+            for i in 0..<dim where s.mask[i] > 0 {
+                let w = weights?[i] ?? 1
+                ss += w * s.values[i] * s.values[i]
+                guard features.mask[i] > 0 else { continue }
+                let x = features.values[i]
+                dot += w * s.values[i] * x
+                xx += w * x * x
+            }
+            let denominator = (ss * xx).squareRoot()
+            let score = denominator > 0 ? min(max(dot / denominator, -1), 1) : 0
+            ranked.append((prior, score, prior.name == Self.defaultName ? -1 : order))
+        }
+        ranked.sort { $0.score > $1.score || ($0.score == $1.score && $0.order < $1.order) }
+        return ranked.map { (prior: $0.prior, score: $0.score) }
+    }
+
+    /// The best-matching prior, or ``fallback`` when no prior scores at least `minimumScore`.
+    public func bestMatch(_ features: FeatureVector, weights: [Float]? = nil, minimumScore: Float = 0.3) -> ContextPrior {
+        guard let best = match(features, weights: weights).first, best.score >= minimumScore else { return fallback }
+        return best.prior
+    }
+
+    /// Popularity weight used by ``seedTracks(for:index:k:excluding:)``: seeds of a new bin
+    /// lean slightly toward known tracks.
+    public static let seedPopularityWeight: Float = 0.1
+
+    /// Catalog rows to seed a new bin of a context: the tracks nearest to the prior's profile
+    /// and genres (``CatalogIndex/similar(to:genres:k:excluding:popularityWeight:)``) with a small
+    /// popularity bonus (``seedPopularityWeight``), best first.
+    public func seedTracks(for prior: ContextPrior, index: CatalogIndex, k: Int, excluding: Set<Int> = []) -> [Int] {
+        index.similar(
+            to: prior.profile, genres: Set(prior.genres), k: k, excluding: excluding,
+            popularityWeight: Self.seedPopularityWeight
+        ).map(\.row)
+    }
+}
