@@ -1,0 +1,179 @@
+import Foundation
+import SoundtrackCatalog
+import SoundtrackContext
+
+/// What one feedback event did.
+public struct FeedbackOutcome: Sendable, Equatable {
+    /// The bin the event was about (its number).
+    public var bin: Int
+    /// The signal applied.
+    public var signal: Signal
+    /// The track joined the bin with this event.
+    public var joinedBin: Bool
+    /// Dislikes in a row after the event (0 after a like or a switch).
+    public var dislikeStreak: Int
+    /// The bin switched to when this event completed a dislike streak.
+    public var switchedTo: Int?
+    /// A bin made for the event's context (a snapshot no bin fitted, or a switch with nowhere to go).
+    public var createdBin: Int?
+}
+
+extension Recommender {
+    /// Applies one feedback event to the user's state.
+    ///
+    /// like/complete: the track stays and joins the bin, the centroid moves toward the context,
+    /// weights learn from the slots that agreed. dislike/skip: the streak grows, weights learn the
+    /// other way; the `dislikeStreakSwitch`-th in a row pushes the bin away from the context and
+    /// switches the session to the next-best bin (a new one when there is none).
+    ///
+    /// Idempotency (by event id) is the store's job: it must not call this twice for one id.
+    /// - Parameters:
+    ///   - event: the validated event; its user must be `state.user`.
+    ///   - pick: the record of the pick the event names (`pick_id`), if it does.
+    ///   - state: the user's state, changed in place.
+    /// - Throws: ``InputError`` when the event's context is missing or its track is unknown.
+    public func feedback(_ event: FeedbackEvent, pick: PickRecord?, state: inout UserState) throws(InputError) -> FeedbackOutcome {
+        precondition(event.user == state.user, "event of another user")
+        let at = event.at.date
+        guard !catalog.tracks(ids: [event.track]).isEmpty else {
+            throw InputError(path: "track", expected: "a track id of the catalog", got: "'\(event.track)'")
+        }
+        var rng = SeededGenerator(seed: seed ^ StableHash.fnv1a(event.id), user: state.user, counter: -1)
+        beginSession(at: at, state: &state)
+
+        let x: FeatureVector
+        var ranking: [RankedBin]
+        var binIndex: Int
+        var created: Int?
+        if let pick, let i = state.binIndex(number: pick.binNumber) {
+            x = pick.features
+            ranking = pick.ranking
+            binIndex = i
+        } else if let snapshot = event.snapshot {
+            x = features(of: snapshot, state: &state)
+            let choice = chooseBin(x, at: at, state: &state, rng: &rng)
+            ranking = choice.ranking
+            binIndex = choice.index
+            if choice.created { created = state.bins[binIndex].number }
+        } else if let pick {
+            throw InputError(path: "pick_id", expected: "a pick whose bin still exists", got: "'\(pick.pickId)'")
+        } else {
+            throw InputError(path: "pick_id", expected: "a pick of this user or an embedded snapshot", got: "nothing")
+        }
+
+        let number = state.bins[binIndex].number
+        var outcome = FeedbackOutcome(bin: number, signal: event.signal, joinedBin: false, dislikeStreak: 0, switchedTo: nil, createdBin: created)
+        if state.session.currentBin != number {
+            state.session.dislikeStreak = 0
+        }
+        state.session.currentBin = number
+        state.session.lastAt = at
+
+        if event.signal.isPositive {
+            if let s = state.bins[binIndex].songIndex(event.track) {
+                state.bins[binIndex].songs[s].likes += 1
+            } else {
+                state.bins[binIndex].songs.append(BinSong(trackId: event.track, likes: 1))
+                outcome.joinedBin = true
+            }
+            state.changes.songs.insert(.init(bin: number, track: event.track))
+            learnWeights(x, binIndex: binIndex, positive: true, state: &state)
+            pull(binIndex: binIndex, toward: x, at: at, state: &state)
+            state.session.dislikeStreak = 0
+        } else {
+            if let s = state.bins[binIndex].songIndex(event.track) {
+                state.bins[binIndex].songs[s].dislikes += 1
+                state.changes.songs.insert(.init(bin: number, track: event.track))
+            }
+            learnWeights(x, binIndex: binIndex, positive: false, state: &state)
+            state.session.dislikeStreak += 1
+            if state.session.dislikeStreak >= config.dislikeStreakSwitch {
+                push(binIndex: binIndex, awayFrom: x, at: at, state: &state)
+                if !state.session.avoided.contains(number) { state.session.avoided.append(number) }
+                let avoided = Set(state.session.avoided)
+                var target = ranking.first { !avoided.contains($0.bin) && $0.bin != number && state.binIndex(number: $0.bin) != nil }?.bin
+                if target == nil {
+                    // Nowhere to go: a fresh bin for this context, without the songs just disliked.
+                    let i = createBin(x, at: at, nearest: nil, state: &state, rng: &rng)
+                    target = state.bins[i].number
+                    outcome.createdBin = target
+                }
+                state.session.switchedTo = target
+                state.session.currentBin = target
+                state.session.dislikeStreak = 0
+                outcome.switchedTo = target
+            }
+        }
+        outcome.dislikeStreak = state.session.dislikeStreak
+        return outcome
+    }
+
+    /// Moves a bin's centroid toward a liked context and updates its spread and presence frequencies.
+    ///
+    /// The rate is `max(learningRate, 1/(n+1))`, and per slot at least `1 − observed` so that a
+    /// slot the bin has never seen takes the context's value at once.
+    func pull(binIndex: Int, toward x: FeatureVector, at: Date, state: inout UserState) {
+        var bin = state.bins[binIndex]
+        let eta = max(config.learningRate, 1 / Float(bin.observations + 1))
+        for i in 0..<FeatureLayout.dimension {
+            if x.mask[i] > 0 {
+                let rate = max(eta, 1 - bin.observed[i])
+                let delta = x.values[i] - bin.centroid[i]
+                bin.centroid[i] += rate * delta
+                let s2 = (1 - rate) * bin.spread[i] * bin.spread[i] + rate * delta * delta
+                bin.spread[i] = max(0.02, s2.squareRoot())
+                bin.observed[i] += eta * (1 - bin.observed[i])
+            } else {
+                bin.observed[i] -= eta * bin.observed[i]
+            }
+        }
+        bin.observations += 1
+        bin.updatedAt = at
+        bin.label = BinLabeler.label(centroid: bin.centroid, observed: bin.observed)
+        state.bins[binIndex] = bin
+        state.changes.bins.insert(bin.number)
+    }
+
+    /// Weakens a bin's association with a context: the centroid moves away and the spread widens.
+    func push(binIndex: Int, awayFrom x: FeatureVector, at: Date, state: inout UserState) {
+        var bin = state.bins[binIndex]
+        let rate = config.learningRate / 2
+        for i in 0..<FeatureLayout.dimension where x.mask[i] > 0 && bin.observed[i] > 0 {
+            let delta = x.values[i] - bin.centroid[i]
+            bin.centroid[i] = min(1.5, max(-1.5, bin.centroid[i] - rate * delta))
+            bin.spread[i] = (bin.spread[i] * bin.spread[i] + rate * max(delta * delta, config.initialSpread * config.initialSpread)).squareRoot()
+        }
+        bin.updatedAt = at
+        state.bins[binIndex] = bin
+        state.changes.bins.insert(bin.number)
+    }
+
+    /// Multiplicative per-user weight update: slots that agreed with the bin gain weight after a
+    /// like and lose it after a dislike, relative to the mean agreement; the total is kept.
+    func learnWeights(_ x: FeatureVector, binIndex: Int, positive: Bool, state: inout UserState) {
+        let bin = state.bins[binIndex]
+        var agreement: [(Int, Float)] = []
+        var sum: Float = 0
+        for i in 0..<FeatureLayout.dimension where x.mask[i] > 0 && bin.observed[i] > 0.05 {
+            let a = 1 - min(1, abs(x.values[i] - bin.centroid[i]))
+            agreement.append((i, a))
+            sum += a
+        }
+        guard agreement.count > 1 else { return }
+        let mean = sum / Float(agreement.count)
+        let sign: Float = positive ? 1 : -1
+        var w = state.weights
+        let total = w.reduce(0, +)
+        for (i, a) in agreement {
+            w[i] *= Float(exp(Double(sign * config.weightLearningRate * (a - mean))))
+            w[i] = min(config.weightRange.upperBound, max(config.weightRange.lowerBound, w[i]))
+        }
+        let newTotal = w.reduce(0, +)
+        if newTotal > 0 {
+            let k = total / newTotal
+            for i in w.indices { w[i] = min(config.weightRange.upperBound, max(config.weightRange.lowerBound, w[i] * k)) }
+        }
+        state.weights = w
+        state.changes.weights = true
+    }
+}

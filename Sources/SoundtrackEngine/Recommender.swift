@@ -1,0 +1,302 @@
+import Foundation
+import SoundtrackCatalog
+import SoundtrackContext
+
+/// The engine's facade: a snapshot becomes a pick, a feedback event changes bins.
+///
+/// The recommender is a value without hidden state: everything it learns goes into the
+/// ``UserState`` passed in, and every random choice is drawn from a ``SeededGenerator``
+/// derived from `seed`, the user and a counter, so that the same inputs always give the
+/// same picks.
+///
+/// ```swift
+/// let engine = Recommender(config: EngineConfig(), catalog: IndexCatalog(index), priors: priors, seed: 42)
+/// var state = engine.newUser("u-1")
+/// let (pick, record) = engine.pick(snapshot, state: &state)
+/// let outcome = try engine.feedback(event, pick: record, state: &state)
+/// ```
+public struct Recommender: Sendable {
+    /// Thresholds and rates.
+    public let config: EngineConfig
+    /// Track metadata and the similarity index.
+    public let catalog: any CatalogSource
+    /// Cold-start priors for new bins.
+    public let priors: ColdStartPriors
+    /// The seed every random choice derives from.
+    public let seed: UInt64
+    /// Snapshot → feature vector.
+    public let extractor: FeatureExtractor
+
+    /// Creates a recommender.
+    public init(config: EngineConfig, catalog: any CatalogSource, priors: ColdStartPriors, seed: UInt64 = 0, extractor: FeatureExtractor = FeatureExtractor()) {
+        self.config = config
+        self.catalog = catalog
+        self.priors = priors
+        self.seed = seed
+        self.extractor = extractor
+    }
+
+    /// The state of a user the engine has never seen: no bins, default weights.
+    public func newUser(_ user: String) -> UserState {
+        UserState(
+            user: user, bins: [], weights: config.defaultWeights, places: PlaceBook(), session: SessionState(),
+            recentTracks: [], pickCounter: 0, nextBinNumber: 1)
+    }
+
+    // MARK: - Snapshot → pick
+
+    /// Picks a track for a snapshot, creating a bin when none fits; updates the session and recent tracks.
+    ///
+    /// - Parameters:
+    ///   - snapshot: the validated snapshot (its user must be `state.user`).
+    ///   - state: the user's state; changed in place (see ``UserState/changes``).
+    ///   - top: how many tracks to rank (`--top K`); the pick's track is the first.
+    /// - Returns: the pick to answer with, and the record to keep for feedback.
+    public func pick(_ snapshot: Snapshot, state: inout UserState, top: Int = 1) -> (pick: Pick, record: PickRecord) {
+        precondition(snapshot.user == state.user, "snapshot of another user")
+        let at = snapshot.at.date
+        var rng = SeededGenerator(seed: seed, user: state.user, counter: state.pickCounter)
+        let x = features(of: snapshot, state: &state)
+        beginSession(at: at, state: &state)
+
+        let choice = chooseBin(x, at: at, state: &state, rng: &rng)
+        let binIdx = choice.index
+        let (trackIds, source) = chooseTracks(binIndex: binIdx, count: max(1, top), state: state, rng: &rng)
+
+        let alternatives = choice.ranking.filter { $0.bin != state.bins[binIdx].number }
+            .prefix(config.alternatives)
+            .compactMap { rb -> Pick.Alternative? in
+                guard let i = state.binIndex(number: rb.bin) else { return nil }
+                let bin = state.bins[i]
+                return Pick.Alternative(
+                    bin: .init(id: bin.id, label: bin.label, score: rb.score, created: false),
+                    tracks: topTracks(of: bin, count: config.tracksPerAlternative, avoiding: Set(state.recentTracks)))
+            }
+        let why = explain(binIndex: binIdx, x: x, state: &state)
+
+        let counter = state.pickCounter
+        let pickId = Self.pickId(seed: seed, user: state.user, counter: counter)
+        let chosenTrack = trackIds.first ?? ""
+        state.pickCounter += 1
+        remember(track: chosenTrack, state: &state)
+        let number = state.bins[binIdx].number
+        if state.session.currentBin != number { state.session.dislikeStreak = 0 }
+        state.session.currentBin = number
+        state.session.lastAt = at
+
+        let meta = catalog.tracks(ids: trackIds)
+        let summaries = trackIds.map { id in
+            Pick.TrackSummary(id: id, title: meta[id]?.title ?? "", artist: meta[id]?.artist ?? "")
+        }
+        let bin = state.bins[binIdx]
+        let pick = Pick(
+            pickId: pickId, user: state.user, at: snapshot.at,
+            bin: .init(id: bin.id, label: bin.label, score: choice.score, created: choice.created),
+            track: summaries.first ?? .init(id: "", title: "", artist: ""),
+            ranked: summaries, alternatives: Array(alternatives), why: why, source: source)
+        let record = PickRecord(
+            pickId: pickId, user: state.user, at: at, binNumber: number, trackId: chosenTrack,
+            features: x, ranking: choice.ranking)
+        return (pick, record)
+    }
+
+    /// The feature vector of a snapshot, learning places from its coordinates.
+    public func features(of snapshot: Snapshot, state: inout UserState) -> FeatureVector {
+        let before = state.places
+        let x = extractor.extract(snapshot, places: &state.places)
+        if state.places != before { state.changes.places = true }
+        return x
+    }
+
+    /// Every bin's weighted correlation with `x`, best first, without the bins avoided in this session.
+    public func rank(_ x: FeatureVector, state: inout UserState) -> [RankedBin] {
+        if state.scoring == nil {
+            state.scoring = ScoringMatrix(bins: state.bins, weights: state.weights, config: config)
+        }
+        let scores = state.scoring!.scores(x)
+        let avoided = Set(state.session.avoided)
+        var ranking: [RankedBin] = []
+        ranking.reserveCapacity(scores.count)
+        for (i, s) in scores.enumerated() where !avoided.contains(state.bins[i].number) {
+            ranking.append(RankedBin(bin: state.bins[i].number, score: s))
+        }
+        // Stable order: score, then the older bin.
+        ranking.sort { $0.score != $1.score ? $0.score > $1.score : $0.bin < $1.bin }
+        return ranking
+    }
+
+    struct BinChoice {
+        var index: Int
+        var score: Float
+        var created: Bool
+        var ranking: [RankedBin]
+    }
+
+    /// The bin for a context: the best one above the creation threshold, else the bin switched to
+    /// in this session, else a new bin.
+    func chooseBin(_ x: FeatureVector, at: Date, state: inout UserState, rng: inout SeededGenerator) -> BinChoice {
+        let ranking = rank(x, state: &state)
+        if let best = ranking.first, best.score >= config.createBinBelow, let i = state.binIndex(number: best.bin) {
+            return BinChoice(index: i, score: best.score, created: false, ranking: ranking)
+        }
+        if let target = state.session.switchedTo, let i = state.binIndex(number: target) {
+            let score = ranking.first { $0.bin == target }?.score ?? 0
+            return BinChoice(index: i, score: score, created: false, ranking: ranking)
+        }
+        let i = createBin(x, at: at, nearest: ranking.first, state: &state, rng: &rng)
+        let score = rank(x, state: &state).first { $0.bin == state.bins[i].number }?.score ?? 1
+        return BinChoice(index: i, score: score, created: true, ranking: ranking)
+    }
+
+    // MARK: - Bins
+
+    /// Makes a bin centred on `x`, seeded with the liked songs of the nearest bin and with catalog
+    /// tracks that fit the best-matching cold-start prior. Returns its index in `state.bins`.
+    @discardableResult
+    public func createBin(_ x: FeatureVector, at: Date, nearest: RankedBin?, state: inout UserState, rng: inout SeededGenerator) -> Int {
+        let d = FeatureLayout.dimension
+        var centroid = [Float](repeating: 0, count: d)
+        for i in 0..<d where x.mask[i] > 0 { centroid[i] = x.values[i] }
+        let number = state.nextBinNumber
+        state.nextBinNumber += 1
+
+        var songs: [BinSong] = []
+        var taken = Set<String>()
+        let want = config.seedTracksPerNewBin
+        if let nearest, nearest.score > 0, let ni = state.binIndex(number: nearest.bin) {
+            let liked = state.bins[ni].songs.filter { $0.likes > $0.dislikes }
+                .sorted { ($0.likes - $0.dislikes, $1.trackId) > ($1.likes - $1.dislikes, $0.trackId) }
+            for s in liked.prefix(max(1, want / 3)) where taken.insert(s.trackId).inserted {
+                songs.append(BinSong(trackId: s.trackId))
+            }
+        }
+        let matched = priors.match(x).first?.prior
+        if let prior = matched, songs.count < want {
+            let index = catalog.index()
+            var excluded = Set<Int>()
+            for id in taken.union(state.recentTracks) { if let r = index.row(of: id) { excluded.insert(r) } }
+            let need = want - songs.count
+            var rows = priors.seedTracks(for: prior, index: index, k: need * 3, excluding: excluded)
+            // Seeded variety: bins of the same kind should not all start with the same songs.
+            rows.shuffle(using: &rng)
+            for r in rows.prefix(need) {
+                let id = index.tracks[r].id
+                if taken.insert(id).inserted { songs.append(BinSong(trackId: id)) }
+            }
+        }
+        let bin = Bin(
+            number: number, label: BinLabeler.label(centroid: centroid, observed: x.mask),
+            centroid: centroid, spread: [Float](repeating: config.initialSpread, count: d), observed: x.mask,
+            observations: 1, songs: songs, prior: matched?.name, createdAt: at, updatedAt: at)
+        state.bins.append(bin)
+        state.changes.bins.insert(number)
+        for s in songs { state.changes.songs.insert(.init(bin: number, track: s.trackId)) }
+        return state.bins.count - 1
+    }
+
+    // MARK: - Tracks
+
+    /// Up to `count` tracks from a bin: liked songs first, Thompson sampling on like/dislike counts
+    /// within each tier with some exploration, no track of the repeat window, and similar catalog
+    /// tracks when the bin runs dry. Returns the ids and where the first one came from.
+    func chooseTracks(binIndex: Int, count: Int, state: UserState, rng: inout SeededGenerator) -> ([String], String) {
+        let bin = state.bins[binIndex]
+        let recent = Set(state.recentTracks.suffix(config.repeatWindow))
+        let explore = rng.unit() < 0.15
+        var scored: [(tier: Int, sample: Double, id: String)] = []
+        scored.reserveCapacity(bin.songs.count)
+        for s in bin.songs where !recent.contains(s.trackId) {
+            let sample = rng.beta(Double(1 + s.likes), Double(1 + s.dislikes))
+            let tier = (!explore && s.likes > s.dislikes) ? 1 : 0
+            scored.append((tier, sample, s.trackId))
+        }
+        scored.sort { ($0.tier, $0.sample) > ($1.tier, $1.sample) }
+        var ids = scored.prefix(count).map(\.id)
+        var source = "bin"
+        if ids.count < count {
+            if ids.isEmpty { source = "catalog" }
+            ids += similarCatalogTracks(for: bin, count: count - ids.count, avoiding: recent.union(ids), rng: &rng)
+        }
+        return (ids, source)
+    }
+
+    /// Catalog tracks whose audio profile and genres fit the bin (its liked songs, else all its songs,
+    /// else its prior), for a bin that ran dry.
+    func similarCatalogTracks(for bin: Bin, count: Int, avoiding: Set<String>, rng: inout SeededGenerator) -> [String] {
+        let index = catalog.index()
+        guard index.count > 0 else { return [] }
+        let liked = bin.songs.filter { $0.likes > $0.dislikes }.compactMap { index.row(of: $0.trackId) }
+        let members = bin.songs.compactMap { index.row(of: $0.trackId) }
+        var excluded = Set(members)
+        for id in avoiding { if let r = index.row(of: id) { excluded.insert(r) } }
+        let basis = liked.isEmpty ? members : liked
+        let profile: AudioProfile
+        var genres = Set<String>()
+        if !basis.isEmpty {
+            profile = index.profile(ofRows: basis)
+            var counts: [String: Int] = [:]
+            for r in basis { for g in index.tracks[r].genres { counts[g, default: 0] += 1 } }
+            genres = Set(counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map(\.key))
+        } else if let name = bin.prior, let prior = priors.contexts.first(where: { $0.name == name }) {
+            profile = prior.profile
+            genres = Set(prior.genres)
+        } else if let prior = priors.contexts.first(where: { $0.name == "default" }) ?? priors.contexts.first {
+            profile = prior.profile
+            genres = Set(prior.genres)
+        } else {
+            return []
+        }
+        var rows = index.similar(to: profile, genres: genres, k: count * 4, excluding: excluded).map(\.row)
+        rows.shuffle(using: &rng)
+        return rows.prefix(count).map { index.tracks[$0].id }
+    }
+
+    /// A bin's best tracks by mean like rate, for a pick's alternatives.
+    func topTracks(of bin: Bin, count: Int, avoiding: Set<String>) -> [String] {
+        bin.songs.enumerated()
+            .filter { !avoiding.contains($0.element.trackId) }
+            .sorted {
+                let a = Double($0.element.likes + 1) / Double($0.element.likes + $0.element.dislikes + 2)
+                let b = Double($1.element.likes + 1) / Double($1.element.likes + $1.element.dislikes + 2)
+                return a != b ? a > b : $0.offset < $1.offset
+            }
+            .prefix(count).map(\.element.trackId)
+    }
+
+    func explain(binIndex: Int, x: FeatureVector, state: inout UserState) -> [Explanation] {
+        if state.scoring == nil {
+            state.scoring = ScoringMatrix(bins: state.bins, weights: state.weights, config: config)
+        }
+        let rows = state.scoring!.contributions(row: binIndex, bin: state.bins[binIndex], x: x)
+        return Array(rows.filter { $0.contribution > 0 }.sorted {
+            $0.contribution != $1.contribution ? $0.contribution > $1.contribution : $0.feature < $1.feature
+        }.prefix(5))
+    }
+
+    func remember(track: String, state: inout UserState) {
+        guard !track.isEmpty else { return }
+        state.recentTracks.append(track)
+        let keep = max(config.repeatWindow, 1)
+        if state.recentTracks.count > keep { state.recentTracks.removeFirst(state.recentTracks.count - keep) }
+    }
+
+    func beginSession(at: Date, state: inout UserState) {
+        if !state.session.isActive(at: at, timeout: config.sessionTimeout) {
+            state.session = SessionState()
+        }
+    }
+
+    /// A pick id derived from the seed, the user and the user's pick counter: stable across runs.
+    public static func pickId(seed: UInt64, user: String, counter: Int64) -> String {
+        let h = StableHash.mix(seed ^ StableHash.fnv1a(user) ^ StableHash.mix(UInt64(bitPattern: counter) &+ 0x5157))
+        let hex = String(h, radix: 16)
+        return "p-" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+extension Recommender {
+    /// The same engine over another catalog source.
+    public func with(catalog: any CatalogSource) -> Recommender {
+        Recommender(config: config, catalog: catalog, priors: priors, seed: seed, extractor: extractor)
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import SoundtrackContext
+
+/// Everything the engine knows about one user: bins, feature weights, learned places and session.
+///
+/// The engine mutates a `UserState` in place and records what it changed in ``changes``,
+/// so that a store can persist exactly that in one transaction.
+public struct UserState: Sendable {
+    /// The user's id.
+    public let user: String
+    /// The user's bins, in creation order.
+    public var bins: [Bin] { didSet { scoring = nil } }
+    /// Per-slot priority weights (``FeatureLayout/dimension`` entries).
+    public var weights: [Float] { didSet { scoring = nil } }
+    /// Places learned from coordinates.
+    public var places: PlaceBook
+    /// The listening session: current bin, dislike streak, bins switched away from.
+    public var session: SessionState
+    /// The most recently picked tracks, oldest first (at most the repeat window).
+    public var recentTracks: [String]
+    /// How many picks the user has had; part of each pick's random seed.
+    public var pickCounter: Int64
+    /// The number the next new bin gets.
+    public var nextBinNumber: Int
+    /// What the engine changed since the store last cleared it.
+    public var changes = Changes()
+
+    var scoring: ScoringMatrix?
+
+    /// Creates a user state.
+    public init(
+        user: String, bins: [Bin], weights: [Float], places: PlaceBook, session: SessionState,
+        recentTracks: [String], pickCounter: Int64, nextBinNumber: Int
+    ) {
+        self.user = user
+        self.bins = bins
+        self.weights = weights
+        self.places = places
+        self.session = session
+        self.recentTracks = recentTracks
+        self.pickCounter = pickCounter
+        self.nextBinNumber = nextBinNumber
+    }
+
+    /// The position of a bin in ``bins`` by its number.
+    public func binIndex(number: Int) -> Int? {
+        bins.firstIndex { $0.number == number }
+    }
+
+    /// What a pick or a feedback event changed, for the store to write.
+    public struct Changes: Sendable, Equatable {
+        /// Bins whose vectors, label or counts changed, or that are new, by number.
+        public var bins: Set<Int> = []
+        /// Bin–song memberships added or changed: (bin number, track id).
+        public var songs: Set<SongKey> = []
+        /// The weights changed.
+        public var weights = false
+        /// The place book changed.
+        public var places = false
+        /// True when nothing changed.
+        public var isEmpty: Bool { bins.isEmpty && songs.isEmpty && !weights && !places }
+
+        /// Creates an empty change set.
+        public init() {}
+    }
+
+    /// A bin–song membership key.
+    public struct SongKey: Sendable, Hashable {
+        /// The bin number.
+        public var bin: Int
+        /// The track id.
+        public var track: String
+        /// Creates a key.
+        public init(bin: Int, track: String) {
+            self.bin = bin
+            self.track = track
+        }
+    }
+}
+
+/// The state of a user's listening session, which ends after a gap longer than the session timeout.
+public struct SessionState: Sendable, Equatable, Codable {
+    /// The bin the last pick or feedback was about.
+    public var currentBin: Int?
+    /// Dislikes and skips in a row in the current bin.
+    public var dislikeStreak: Int
+    /// Bins switched away from in this session (after a dislike streak); not offered again until it ends.
+    public var avoided: [Int]
+    /// The bin switched to after the last dislike streak, preferred over creating a new bin.
+    public var switchedTo: Int?
+    /// The time of the last pick or feedback.
+    public var lastAt: Date?
+
+    /// An empty session.
+    public init(currentBin: Int? = nil, dislikeStreak: Int = 0, avoided: [Int] = [], switchedTo: Int? = nil, lastAt: Date? = nil) {
+        self.currentBin = currentBin
+        self.dislikeStreak = dislikeStreak
+        self.avoided = avoided
+        self.switchedTo = switchedTo
+        self.lastAt = lastAt
+    }
+
+    /// Whether a session that was last active at `lastAt` is still going at `time`.
+    public func isActive(at time: Date, timeout: TimeInterval) -> Bool {
+        guard let lastAt else { return false }
+        let gap = time.timeIntervalSince(lastAt)
+        return gap <= timeout && gap >= -timeout
+    }
+}
