@@ -1,0 +1,120 @@
+import GRDB
+
+/// The database schema as append-only migrations: never edit a registered migration, add one.
+enum Schema {
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE users (
+                    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) BETWEEN 1 AND 128),
+                    email_hash TEXT CHECK (email_hash IS NULL OR length(email_hash) = 64),
+                    age INTEGER CHECK (age IS NULL OR age BETWEEN 13 AND 120),
+                    region TEXT CHECK (region IS NULL OR length(region) BETWEEN 1 AND 64),
+                    created_at TEXT NOT NULL,
+                    pick_counter INTEGER NOT NULL DEFAULT 0 CHECK (pick_counter >= 0),
+                    next_bin_number INTEGER NOT NULL DEFAULT 1 CHECK (next_bin_number >= 1)
+                );
+                CREATE TABLE user_settings (
+                    user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    location_services INTEGER NOT NULL DEFAULT 1 CHECK (location_services IN (0, 1)),
+                    volume_control INTEGER NOT NULL DEFAULT 0 CHECK (volume_control IN (0, 1)),
+                    keep_raw_snapshots INTEGER NOT NULL DEFAULT 0 CHECK (keep_raw_snapshots IN (0, 1))
+                );
+                CREATE TABLE songs (
+                    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) >= 1),
+                    title TEXT NOT NULL,
+                    artist TEXT NOT NULL,
+                    album TEXT,
+                    year INTEGER CHECK (year IS NULL OR year BETWEEN 1000 AND 2100),
+                    genres TEXT NOT NULL DEFAULT '',
+                    duration_ms INTEGER CHECK (duration_ms IS NULL OR duration_ms > 0),
+                    popularity INTEGER CHECK (popularity IS NULL OR popularity BETWEEN 0 AND 100),
+                    tempo REAL CHECK (tempo IS NULL OR tempo BETWEEN 0 AND 300),
+                    energy REAL CHECK (energy IS NULL OR energy BETWEEN 0 AND 1),
+                    valence REAL CHECK (valence IS NULL OR valence BETWEEN 0 AND 1),
+                    danceability REAL CHECK (danceability IS NULL OR danceability BETWEEN 0 AND 1),
+                    acousticness REAL CHECK (acousticness IS NULL OR acousticness BETWEEN 0 AND 1),
+                    instrumentalness REAL CHECK (instrumentalness IS NULL OR instrumentalness BETWEEN 0 AND 1),
+                    speechiness REAL CHECK (speechiness IS NULL OR speechiness BETWEEN 0 AND 1),
+                    loudness REAL CHECK (loudness IS NULL OR loudness BETWEEN -60 AND 5)
+                );
+                CREATE TABLE bins (
+                    id INTEGER PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    number INTEGER NOT NULL CHECK (number >= 1),
+                    label TEXT NOT NULL,
+                    layout_version INTEGER NOT NULL,
+                    centroid BLOB NOT NULL,
+                    spread BLOB NOT NULL,
+                    observed BLOB NOT NULL,
+                    observations INTEGER NOT NULL CHECK (observations >= 1),
+                    prior TEXT,
+                    created_at REAL NOT NULL,
+                    updated_at REAL NOT NULL,
+                    UNIQUE (user_id, number),
+                    CHECK (length(centroid) = length(spread) AND length(spread) = length(observed) AND length(centroid) % 4 = 0)
+                );
+                CREATE TABLE bin_songs (
+                    bin_id INTEGER NOT NULL REFERENCES bins(id) ON DELETE CASCADE,
+                    song_id TEXT NOT NULL REFERENCES songs(id) ON DELETE RESTRICT,
+                    position INTEGER NOT NULL CHECK (position >= 0),
+                    likes INTEGER NOT NULL DEFAULT 0 CHECK (likes >= 0),
+                    dislikes INTEGER NOT NULL DEFAULT 0 CHECK (dislikes >= 0),
+                    PRIMARY KEY (bin_id, song_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX bin_songs_song ON bin_songs(song_id);
+                CREATE TABLE weights (
+                    user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    layout_version INTEGER NOT NULL,
+                    vector BLOB NOT NULL CHECK (length(vector) % 4 = 0)
+                );
+                CREATE TABLE places (
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    id TEXT NOT NULL,
+                    lat REAL NOT NULL CHECK (lat BETWEEN -90 AND 90),
+                    lon REAL NOT NULL CHECK (lon BETWEEN -180 AND 180),
+                    count INTEGER NOT NULL CHECK (count >= 1),
+                    PRIMARY KEY (user_id, id)
+                );
+                CREATE TABLE sessions (
+                    user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    current_bin INTEGER,
+                    dislike_streak INTEGER NOT NULL DEFAULT 0 CHECK (dislike_streak >= 0),
+                    avoided TEXT NOT NULL DEFAULT '[]',
+                    switched_to INTEGER,
+                    last_at REAL,
+                    recent_tracks TEXT NOT NULL DEFAULT '[]'
+                );
+                CREATE TABLE picks (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    seq INTEGER NOT NULL CHECK (seq >= 0),
+                    at REAL NOT NULL,
+                    bin_number INTEGER NOT NULL,
+                    track_id TEXT NOT NULL,
+                    layout_version INTEGER NOT NULL,
+                    features BLOB NOT NULL,
+                    mask BLOB NOT NULL,
+                    ranking TEXT NOT NULL,
+                    UNIQUE (user_id, seq)
+                );
+                CREATE TABLE feedback (
+                    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) >= 1),
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    at REAL NOT NULL,
+                    track_id TEXT NOT NULL,
+                    signal TEXT NOT NULL CHECK (signal IN ('like', 'dislike', 'skip', 'complete')),
+                    played_ms INTEGER CHECK (played_ms IS NULL OR played_ms >= 0),
+                    pick_id TEXT,
+                    bin_number INTEGER NOT NULL,
+                    switched_to INTEGER,
+                    snapshot TEXT,
+                    applied_seq INTEGER NOT NULL
+                );
+                CREATE INDEX feedback_user ON feedback(user_id, applied_seq);
+                """)
+        }
+        return m
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import GRDB
+import SoundtrackCatalog
+import SoundtrackContext
+
+extension Store {
+    /// Inserts or updates tracks by id, in one transaction.
+    /// - Returns: how many rows were written.
+    @discardableResult
+    public func upsertTracks(_ tracks: [Track]) throws -> Int {
+        try writer.write { db in try Self.upsertTracks(db, tracks) }
+    }
+
+    static func upsertTracks(_ db: Database, _ tracks: [Track]) throws -> Int {
+        let stmt = try db.cachedStatement(sql: """
+            INSERT INTO songs (id, title, artist, album, year, genres, duration_ms, popularity, tempo, energy, valence,
+                               danceability, acousticness, instrumentalness, speechiness, loudness)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET title = excluded.title, artist = excluded.artist, album = excluded.album,
+                year = excluded.year, genres = excluded.genres, duration_ms = excluded.duration_ms,
+                popularity = excluded.popularity, tempo = excluded.tempo, energy = excluded.energy,
+                valence = excluded.valence, danceability = excluded.danceability, acousticness = excluded.acousticness,
+                instrumentalness = excluded.instrumentalness, speechiness = excluded.speechiness, loudness = excluded.loudness
+            """)
+        for t in tracks {
+            let a = t.audio
+            try stmt.execute(arguments: [
+                t.id, t.title, t.artist, t.album, t.year, t.genres.joined(separator: ";"), t.durationMs, t.popularity,
+                a.tempo, a.energy, a.valence, a.danceability, a.acousticness, a.instrumentalness, a.speechiness, a.loudness,
+            ])
+        }
+        return tracks.count
+    }
+
+    /// Whether the catalog has any track (cheaper than counting).
+    public func hasTracks() throws -> Bool {
+        try writer.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM songs)") ?? false }
+    }
+
+    /// The number of tracks in the catalog.
+    public func trackCount() throws -> Int {
+        try writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM songs") ?? 0 }
+    }
+
+    /// Tracks by id; unknown ids are left out.
+    public func tracks(ids: [String]) throws -> [String: Track] {
+        try writer.read { db in try Self.tracks(db, ids: ids) }
+    }
+
+    static func tracks(_ db: Database, ids: [String]) throws -> [String: Track] {
+        var out: [String: Track] = [:]
+        let stmt = try db.cachedStatement(sql: "SELECT * FROM songs WHERE id = ?")
+        for id in ids where out[id] == nil {
+            if let row = try Row.fetchOne(stmt, arguments: [id]) { out[id] = track(row) }
+        }
+        return out
+    }
+
+    /// Every track, in insertion order.
+    public func allTracks() throws -> [Track] {
+        try writer.read { db in try Self.allTracks(db) }
+    }
+
+    static func allTracks(_ db: Database) throws -> [Track] {
+        try Row.fetchAll(db, sql: "SELECT * FROM songs ORDER BY rowid").map(track)
+    }
+
+    static func track(_ r: Row) -> Track {
+        let genres: String = r["genres"]
+        return Track(
+            id: r["id"], title: r["title"], artist: r["artist"], album: r["album"], year: r["year"],
+            genres: genres.isEmpty ? [] : genres.split(separator: ";").map(String.init),
+            durationMs: r["duration_ms"], popularity: r["popularity"],
+            audio: AudioFeatures(
+                tempo: r["tempo"], energy: r["energy"], valence: r["valence"], danceability: r["danceability"],
+                acousticness: r["acousticness"], instrumentalness: r["instrumentalness"],
+                speechiness: r["speechiness"], loudness: r["loudness"]))
+    }
+}

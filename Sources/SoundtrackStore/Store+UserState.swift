@@ -1,0 +1,222 @@
+import Foundation
+import GRDB
+import SoundtrackCatalog
+import SoundtrackContext
+import SoundtrackEngine
+
+extension Store {
+    /// Loads everything the engine knows about a user.
+    /// - Throws: ``InputError`` (`user`) when there is no such user.
+    static func loadState(_ db: Database, user: String, defaults: [Float]) throws -> UserState {
+        guard let u = try Row.fetchOne(db, sql: "SELECT pick_counter, next_bin_number FROM users WHERE id = ?", arguments: [user]) else {
+            throw InputError(path: "user", expected: "a known user (add one with `soundtrack users add`)", got: "'\(user)'")
+        }
+        var bins: [Bin] = []
+        var rowToIndex: [Int64: Int] = [:]
+        let binRows = try Row.fetchAll(db, sql: "SELECT * FROM bins WHERE user_id = ? ORDER BY number", arguments: [user])
+        for r in binRows {
+            let version: Int = r["layout_version"]
+            guard version == FeatureLayout.version else {
+                throw StoreError.layoutMismatch(table: "bins", found: version, expected: FeatureLayout.version)
+            }
+            let id: Int64 = r["id"]
+            rowToIndex[id] = bins.count
+            bins.append(Bin(
+                number: r["number"], label: r["label"],
+                centroid: VectorCoding.decode(r["centroid"]), spread: VectorCoding.decode(r["spread"]),
+                observed: VectorCoding.decode(r["observed"]), observations: r["observations"], songs: [],
+                prior: r["prior"], createdAt: Date(timeIntervalSince1970: r["created_at"]),
+                updatedAt: Date(timeIntervalSince1970: r["updated_at"])))
+        }
+        if !bins.isEmpty {
+            let songs = try Row.fetchAll(db, sql: """
+                SELECT s.bin_id, s.song_id, s.likes, s.dislikes FROM bin_songs s JOIN bins b ON b.id = s.bin_id
+                WHERE b.user_id = ? ORDER BY s.bin_id, s.position
+                """, arguments: [user])
+            for s in songs {
+                let binId: Int64 = s["bin_id"]
+                if let i = rowToIndex[binId] {
+                    bins[i].songs.append(BinSong(trackId: s["song_id"], likes: s["likes"], dislikes: s["dislikes"]))
+                }
+            }
+        }
+        var weights = defaults
+        if let w = try Row.fetchOne(db, sql: "SELECT layout_version, vector FROM weights WHERE user_id = ?", arguments: [user]) {
+            let version: Int = w["layout_version"]
+            guard version == FeatureLayout.version else {
+                throw StoreError.layoutMismatch(table: "weights", found: version, expected: FeatureLayout.version)
+            }
+            weights = VectorCoding.decode(w["vector"])
+        }
+        let places = try Row.fetchAll(db, sql: "SELECT id, lat, lon, count FROM places WHERE user_id = ? ORDER BY rowid", arguments: [user])
+            .map { LearnedPlace(id: $0["id"], lat: $0["lat"], lon: $0["lon"], count: $0["count"]) }
+        var session = SessionState()
+        var recent: [String] = []
+        if let s = try Row.fetchOne(db, sql: "SELECT * FROM sessions WHERE user_id = ?", arguments: [user]) {
+            session.currentBin = s["current_bin"]
+            session.dislikeStreak = s["dislike_streak"]
+            session.avoided = Self.decodeInts(s["avoided"])
+            session.switchedTo = s["switched_to"]
+            session.lastAt = (s["last_at"] as Double?).map { Date(timeIntervalSince1970: $0) }
+            recent = Self.decodeStrings(s["recent_tracks"])
+        }
+        return UserState(
+            user: user, bins: bins, weights: weights, places: PlaceBook(places: places), session: session,
+            recentTracks: recent, pickCounter: u["pick_counter"], nextBinNumber: u["next_bin_number"])
+    }
+
+    /// Writes what the engine changed (``UserState/changes``), the counters and the session; clears the changes.
+    static func saveState(_ db: Database, _ state: inout UserState) throws {
+        let user = state.user
+        try db.execute(
+            sql: "UPDATE users SET pick_counter = ?, next_bin_number = ? WHERE id = ?",
+            arguments: [state.pickCounter, state.nextBinNumber, user])
+        let changes = state.changes
+        if !changes.bins.isEmpty {
+            let stmt = try db.cachedStatement(sql: """
+                INSERT INTO bins (user_id, number, label, layout_version, centroid, spread, observed, observations, prior, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(user_id, number) DO UPDATE SET label = excluded.label, centroid = excluded.centroid,
+                    spread = excluded.spread, observed = excluded.observed, observations = excluded.observations,
+                    updated_at = excluded.updated_at
+                """)
+            for number in changes.bins.sorted() {
+                guard let i = state.binIndex(number: number) else { continue }
+                let b = state.bins[i]
+                try stmt.execute(arguments: [
+                    user, b.number, b.label, FeatureLayout.version, VectorCoding.encode(b.centroid),
+                    VectorCoding.encode(b.spread), VectorCoding.encode(b.observed), b.observations, b.prior,
+                    b.createdAt.timeIntervalSince1970, b.updatedAt.timeIntervalSince1970,
+                ])
+            }
+        }
+        if !changes.songs.isEmpty {
+            let stmt = try db.cachedStatement(sql: """
+                INSERT INTO bin_songs (bin_id, song_id, position, likes, dislikes)
+                VALUES ((SELECT id FROM bins WHERE user_id = ? AND number = ?), ?, ?, ?, ?)
+                ON CONFLICT(bin_id, song_id) DO UPDATE SET likes = excluded.likes, dislikes = excluded.dislikes
+                """)
+            for key in changes.songs.sorted(by: { ($0.bin, $0.track) < ($1.bin, $1.track) }) {
+                guard let i = state.binIndex(number: key.bin), let s = state.bins[i].songIndex(key.track) else { continue }
+                let song = state.bins[i].songs[s]
+                try stmt.execute(arguments: [user, key.bin, song.trackId, s, song.likes, song.dislikes])
+            }
+        }
+        if changes.weights {
+            try db.execute(
+                sql: """
+                    INSERT INTO weights (user_id, layout_version, vector) VALUES (?, ?, ?)
+                    ON CONFLICT(user_id) DO UPDATE SET layout_version = excluded.layout_version, vector = excluded.vector
+                    """,
+                arguments: [user, FeatureLayout.version, VectorCoding.encode(state.weights)])
+        }
+        if changes.places {
+            try db.execute(sql: "DELETE FROM places WHERE user_id = ?", arguments: [user])
+            for p in state.places.places {
+                try db.execute(
+                    sql: "INSERT INTO places (user_id, id, lat, lon, count) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [user, p.id, p.lat, p.lon, p.count])
+            }
+        }
+        let s = state.session
+        try db.execute(
+            sql: """
+                INSERT INTO sessions (user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(user_id) DO UPDATE SET current_bin = excluded.current_bin, dislike_streak = excluded.dislike_streak,
+                    avoided = excluded.avoided, switched_to = excluded.switched_to, last_at = excluded.last_at,
+                    recent_tracks = excluded.recent_tracks
+                """,
+            arguments: [
+                user, s.currentBin, s.dislikeStreak, encodeInts(s.avoided), s.switchedTo, s.lastAt?.timeIntervalSince1970,
+                encodeStrings(state.recentTracks),
+            ])
+        state.changes = UserState.Changes()
+    }
+
+    static func insertPick(_ db: Database, _ r: PickRecord, seq: Int64) throws {
+        let ranking = JSONValue.array(r.ranking.map { .array([.number(Double($0.bin)), .number(Double($0.score))]) }).serialized()
+        try db.execute(
+            sql: """
+                INSERT INTO picks (id, user_id, seq, at, bin_number, track_id, layout_version, features, mask, ranking)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                r.pickId, r.user, seq, r.at.timeIntervalSince1970, r.binNumber, r.trackId, FeatureLayout.version,
+                VectorCoding.encode(r.features.values), VectorCoding.encode(r.features.mask), ranking,
+            ])
+    }
+
+    static func loadPick(_ db: Database, id: String, user: String) throws -> PickRecord? {
+        guard let r = try Row.fetchOne(db, sql: "SELECT * FROM picks WHERE id = ? AND user_id = ?", arguments: [id, user]) else {
+            return nil
+        }
+        var ranking: [RankedBin] = []
+        if case let .array(items)? = try? JSONParser.parse(r["ranking"] as String) {
+            for case let .array(pair) in items where pair.count == 2 {
+                if case let .number(b) = pair[0], case let .number(s) = pair[1] {
+                    ranking.append(RankedBin(bin: Int(b), score: Float(s)))
+                }
+            }
+        }
+        return PickRecord(
+            pickId: r["id"], user: r["user_id"], at: Date(timeIntervalSince1970: r["at"]), binNumber: r["bin_number"],
+            trackId: r["track_id"],
+            features: FeatureVector(values: VectorCoding.decode(r["features"]), mask: VectorCoding.decode(r["mask"])),
+            ranking: ranking)
+    }
+
+    static func encodeInts(_ v: [Int]) -> String {
+        JSONValue.array(v.map { .number(Double($0)) }).serialized()
+    }
+
+    static func encodeStrings(_ v: [String]) -> String {
+        JSONValue.array(v.map { .string($0) }).serialized()
+    }
+
+    static func decodeInts(_ s: String) -> [Int] {
+        guard case let .array(items)? = try? JSONParser.parse(s) else { return [] }
+        return items.compactMap { if case let .number(n) = $0 { return Int(n) } else { return nil } }
+    }
+
+    static func decodeStrings(_ s: String) -> [String] {
+        guard case let .array(items)? = try? JSONParser.parse(s) else { return [] }
+        return items.compactMap { if case let .string(x) = $0 { return x } else { return nil } }
+    }
+}
+
+/// Failures of the store that are not bad input.
+public enum StoreError: Error, CustomStringConvertible, Sendable {
+    /// A stored vector was written with another feature layout.
+    case layoutMismatch(table: String, found: Int, expected: Int)
+
+    public var description: String {
+        switch self {
+        case let .layoutMismatch(table, found, expected):
+            return "\(table): stored feature layout v\(found), this engine reads v\(expected) (a migration is needed)"
+        }
+    }
+}
+
+extension Store {
+    /// Writes a whole user state (every bin, membership, weight, place and the session), creating
+    /// the user if needed: for benchmarks and imports that build a state in memory.
+    public func saveWholeState(_ state: UserState, at: Date) throws {
+        var state = state
+        for b in state.bins {
+            state.changes.bins.insert(b.number)
+            for s in b.songs { state.changes.songs.insert(.init(bin: b.number, track: s.trackId)) }
+        }
+        state.changes.weights = true
+        state.changes.places = true
+        try writer.write { db in
+            if try !Self.userExists(db, state.user) {
+                try db.execute(
+                    sql: "INSERT INTO users (id, created_at) VALUES (?, ?)",
+                    arguments: [state.user, Timestamp(date: at, offsetSeconds: 0).rfc3339])
+                try db.execute(sql: "INSERT INTO user_settings (user_id) VALUES (?)", arguments: [state.user])
+            }
+            try Self.saveState(db, &state)
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import GRDB
+import SoundtrackCatalog
+import SoundtrackContext
+import SoundtrackEngine
+
+/// Soundtrack's SQLite database: the one place that writes SQL.
+///
+/// A file database runs in WAL mode with foreign keys on; every method that changes data owns
+/// its transaction. Open one with ``init(path:durable:)`` or ``inMemory()`` for tests.
+public final class Store: Sendable {
+    /// The GRDB writer (a `DatabasePool` for files, a `DatabaseQueue` in memory).
+    public let writer: any DatabaseWriter
+    /// The file path, or `nil` for an in-memory database.
+    public let path: String?
+
+    /// Opens (creating if needed) and migrates the database at `path`.
+    /// - Parameter durable: `synchronous=FULL` (every commit reaches the disk) when true, `NORMAL` otherwise.
+    public init(path: String, durable: Bool = true) throws {
+        var config = Configuration()
+        config.foreignKeysEnabled = true
+        config.busyMode = .timeout(10)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(durable ? "FULL" : "NORMAL")")
+        }
+        let pool = try DatabasePool(path: path, configuration: config)
+        try Schema.migrator.migrate(pool)
+        writer = pool
+        self.path = path
+    }
+
+    private init(writer: any DatabaseWriter) throws {
+        try Schema.migrator.migrate(writer)
+        self.writer = writer
+        path = nil
+    }
+
+    /// A fresh in-memory database, for tests and evaluation.
+    public static func inMemory() throws -> Store {
+        var config = Configuration()
+        config.foreignKeysEnabled = true
+        return try Store(writer: DatabaseQueue(configuration: config))
+    }
+
+    // MARK: - Users
+
+    /// A user as listed by `users list` and `users show`.
+    public struct UserSummary: Sendable, Equatable {
+        public var id: String
+        public var emailHash: String?
+        public var age: Int?
+        public var region: String?
+        public var createdAt: Date
+        public var bins: Int
+        public var feedback: Int
+        public var picks: Int
+    }
+
+    /// Adds a user. The email is stored only as a SHA-256 hash of its trimmed, lower-cased form.
+    /// - Throws: ``InputError`` for an existing id or values out of range.
+    public func addUser(id: String, email: String? = nil, age: Int? = nil, region: String? = nil, at: Date) throws {
+        guard !id.isEmpty, id.count <= 128, !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw InputError(path: "id", expected: "a user id of 1 to 128 characters without control characters", got: "'\(id)'")
+        }
+        if let age, !(13...120).contains(age) {
+            throw InputError(path: "age", expected: "an age in 13...120", got: "\(age)")
+        }
+        if let region, region.isEmpty || region.count > 64 {
+            throw InputError(path: "region", expected: "a region of 1 to 64 characters", got: "'\(region)'")
+        }
+        let hash = try email.map { e throws(InputError) -> String in
+            let norm = e.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+            guard norm.contains("@"), norm.count <= 254 else {
+                throw InputError(path: "email", expected: "an email address", got: "'\(e)'")
+            }
+            return Hashing.sha256Hex(norm)
+        }
+        try writer.write { db in
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE id = ?", arguments: [id]) == true {
+                throw InputError(path: "id", expected: "a new user id", got: "'\(id)' (already exists)")
+            }
+            try db.execute(
+                sql: "INSERT INTO users (id, email_hash, age, region, created_at) VALUES (?, ?, ?, ?, ?)",
+                arguments: [id, hash, age, region, Timestamp(date: at, offsetSeconds: 0).rfc3339])
+            try db.execute(sql: "INSERT INTO user_settings (user_id) VALUES (?)", arguments: [id])
+        }
+    }
+
+    /// Whether a user exists.
+    public func userExists(_ id: String) throws -> Bool {
+        try writer.read { db in try Self.userExists(db, id) }
+    }
+
+    static func userExists(_ db: Database, _ id: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE id = ?", arguments: [id]) ?? false
+    }
+
+    /// All users, by id.
+    public func users() throws -> [UserSummary] {
+        try writer.read { db in try Self.summaries(db, whereId: nil) }
+    }
+
+    /// One user, or `nil`.
+    public func user(_ id: String) throws -> UserSummary? {
+        try writer.read { db in try Self.summaries(db, whereId: id).first }
+    }
+
+    private static func summaries(_ db: Database, whereId: String?) throws -> [UserSummary] {
+        let sql = """
+            SELECT u.id, u.email_hash, u.age, u.region, u.created_at,
+                   (SELECT count(*) FROM bins b WHERE b.user_id = u.id) AS bins,
+                   (SELECT count(*) FROM feedback f WHERE f.user_id = u.id) AS feedback,
+                   (SELECT count(*) FROM picks p WHERE p.user_id = u.id) AS picks
+            FROM users u \(whereId == nil ? "" : "WHERE u.id = ?") ORDER BY u.id
+            """
+        let args: StatementArguments = whereId.map { [$0] } ?? []
+        return try Row.fetchAll(db, sql: sql, arguments: args).map { r in
+            UserSummary(
+                id: r["id"], emailHash: r["email_hash"], age: r["age"], region: r["region"],
+                createdAt: Timestamp(rfc3339: r["created_at"])?.date ?? Date(timeIntervalSince1970: 0),
+                bins: r["bins"], feedback: r["feedback"], picks: r["picks"])
+        }
+    }
+
+    /// Deletes every row of a user (bins, memberships, weights, places, session, picks, feedback).
+    /// - Returns: false when there was no such user.
+    @discardableResult
+    public func forget(user id: String) throws -> Bool {
+        try writer.write { db in
+            try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
+            return db.changesCount > 0
+        }
+    }
+
+    /// Row counts of every table that holds a user's data, for checks that `forget` removed all.
+    public func rowCounts(user id: String) throws -> [String: Int] {
+        try writer.read { db in
+            var out: [String: Int] = [:]
+            for t in ["users:id", "user_settings:user_id", "bins:user_id", "weights:user_id", "places:user_id",
+                      "sessions:user_id", "picks:user_id", "feedback:user_id"] {
+                let parts = t.split(separator: ":")
+                out[String(parts[0])] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(parts[0]) WHERE \(parts[1]) = ?", arguments: [id]) ?? 0
+            }
+            out["bin_songs"] = try Int.fetchOne(db, sql: "SELECT count(*) FROM bin_songs WHERE bin_id IN (SELECT id FROM bins WHERE user_id = ?)", arguments: [id]) ?? 0
+            return out
+        }
+    }
+
+    /// Runs SQLite's integrity and foreign-key checks; returns the problems found (empty when sound).
+    public func check() throws -> [String] {
+        try writer.read { db in
+            var problems = try String.fetchAll(db, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
+            let fk = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check")
+            problems += fk.map { "foreign key: \($0)" }
+            return problems
+        }
+    }
+}

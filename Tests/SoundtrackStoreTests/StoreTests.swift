@@ -1,0 +1,171 @@
+import Foundation
+import GRDB
+import SoundtrackApp
+import SoundtrackCatalog
+import SoundtrackContext
+import SoundtrackEngine
+import Testing
+@testable import SoundtrackStore
+
+@Suite("SQLite store")
+struct StoreTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let tracks: [Track] = try! CatalogReader().read(contentsOf: root.appendingPathComponent("datasets/catalog-small.csv")).tracks
+
+    enum Kind: String, CaseIterable { case memory, file }
+
+    static func store(_ kind: Kind) throws -> Store {
+        switch kind {
+        case .memory: return try Store.inMemory()
+        case .file:
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            return try Store(path: dir.appendingPathComponent("s.sqlite").path)
+        }
+    }
+
+    static func service(_ kind: Kind, seed: UInt64 = 1) throws -> SoundtrackService {
+        let s = try store(kind)
+        try s.upsertTracks(tracks)
+        let m = try Models.bundled()
+        return SoundtrackService(store: s, engine: Recommender(config: m.config, catalog: IndexCatalog(CatalogIndex(tracks: [])), priors: m.priors, seed: seed))
+    }
+
+    static func snapshot(_ place: String, _ at: String, user: String = "u-1") -> Snapshot {
+        Snapshot(
+            user: user, at: Timestamp(rfc3339: at)!, location: Location(lat: 52.5, lon: 13.4, speedMps: 0, place: place),
+            motion: Motion(activity: place == "gym" ? .running : .stationary, heartRateBpm: place == "gym" ? 150 : 65))
+    }
+
+    @Test("The state the engine leaves is the state the store loads back", arguments: Kind.allCases)
+    func stateRoundTrip(kind: Kind) throws {
+        let service = try Self.service(kind)
+        try service.store.addUser(id: "u-1", at: Date(timeIntervalSince1970: 0))
+        var picks: [Pick] = []
+        for (i, p) in ["library", "gym", "home", "library"].enumerated() {
+            picks.append(try service.pick(Self.snapshot(p, "2026-03-11T0\(i + 6):00:00+01:00")))
+        }
+        let liked = FeedbackEvent(id: "e1", user: "u-1", at: picks[3].at, track: picks[3].track.id, signal: .like, pickId: picks[3].pickId)
+        guard case .applied = try service.feedback(liked) else { Issue.record("not applied"); return }
+        let state = try service.state(user: "u-1")
+        #expect(state.bins.count == 3)
+        #expect(state.pickCounter == 4)
+        #expect(state.recentTracks == picks.map(\.track.id))
+        #expect(state.bins.first { $0.id == picks[3].bin.id }?.songs.first { $0.trackId == picks[3].track.id }?.likes == 1)
+        // A whole-state save and load is lossless.
+        try service.store.saveWholeState(state, at: Date())
+        let again = try service.state(user: "u-1")
+        #expect(again.bins == state.bins)
+        #expect(again.weights == state.weights)
+        #expect(again.session == state.session)
+    }
+
+    @Test("The same event applied twice changes nothing the second time", arguments: Kind.allCases)
+    func idempotent(kind: Kind) throws {
+        let service = try Self.service(kind)
+        try service.store.addUser(id: "u-1", at: Date())
+        try service.store.addUser(id: "u-2", at: Date())
+        let p = try service.pick(Self.snapshot("library", "2026-03-11T09:00:00+01:00"))
+        let e = FeedbackEvent(id: "e1", user: "u-1", at: p.at, track: p.track.id, signal: .dislike, pickId: p.pickId)
+        #expect(try service.feedback(e) != .duplicate)
+        let before = try service.state(user: "u-1")
+        #expect(try service.feedback(e) == .duplicate)
+        let after = try service.state(user: "u-1")
+        #expect(after.bins == before.bins && after.weights == before.weights && after.session == before.session)
+        // The same id from another user is an error, not a silent duplicate.
+        var other = e
+        other.user = "u-2"
+        other.pickId = nil
+        other.snapshot = Self.snapshot("library", "2026-03-11T09:00:00+01:00", user: "u-2")
+        #expect(throws: InputError.self) { try service.feedback(other) }
+    }
+
+    @Test("Unknown users and unknown picks are bad input that names the field")
+    func unknowns() throws {
+        let service = try Self.service(.memory)
+        #expect(throws: InputError(path: "user", expected: "a known user (add one with `soundtrack users add`)", got: "'ghost'")) {
+            try service.pick(Self.snapshot("gym", "2026-03-11T09:00:00+01:00", user: "ghost"))
+        }
+        try service.store.addUser(id: "u-1", at: Date())
+        let e = FeedbackEvent(id: "e", user: "u-1", at: Timestamp(rfc3339: "2026-03-11T09:00:00+01:00")!, track: Self.tracks[0].id, signal: .like, pickId: "p-nope")
+        #expect(throws: InputError(path: "pick_id", expected: "a pick of user 'u-1'", got: "'p-nope'")) { try service.feedback(e) }
+        #expect(try service.store.user("u-1")?.feedback == 0)
+    }
+
+    @Test("A read-only pick writes nothing")
+    func readOnly() throws {
+        let service = try Self.service(.file)
+        try service.store.addUser(id: "u-1", at: Date())
+        let p = try service.pick(Self.snapshot("gym", "2026-03-11T09:00:00+01:00"), learn: false)
+        #expect(p.bin.created)
+        let s = try service.state(user: "u-1")
+        #expect(s.bins.isEmpty && s.pickCounter == 0)
+    }
+
+    @Test("forget removes every row of the user and nothing of others")
+    func forget() throws {
+        let service = try Self.service(.file)
+        for u in ["u-1", "u-2"] {
+            try service.store.addUser(id: u, email: "\(u)@example.org", at: Date())
+            let p = try service.pick(Self.snapshot("gym", "2026-03-11T09:00:00+01:00", user: u))
+            _ = try service.feedback(FeedbackEvent(id: "e-\(u)", user: u, at: p.at, track: p.track.id, signal: .like, pickId: p.pickId))
+            // Coordinates without a label teach the user a place.
+            _ = try service.pick(Snapshot(user: u, at: Timestamp(rfc3339: "2026-03-11T12:00:00+01:00")!, location: Location(lat: 48.1, lon: 11.6)))
+        }
+        #expect(try service.store.rowCounts(user: "u-1").values.allSatisfy { $0 > 0 })
+        #expect(try service.store.forget(user: "u-1"))
+        #expect(try service.store.rowCounts(user: "u-1").values.allSatisfy { $0 == 0 })
+        #expect(try service.store.rowCounts(user: "u-2").values.allSatisfy { $0 > 0 })
+        #expect(try service.store.check() == [])
+        #expect(try !service.store.forget(user: "u-1"))
+    }
+
+    @Test("The schema enforces its invariants")
+    func invariants() throws {
+        let service = try Self.service(.memory)
+        try service.store.addUser(id: "u-1", at: Date())
+        _ = try service.pick(Self.snapshot("gym", "2026-03-11T09:00:00+01:00"))
+        try service.store.writer.write { db in
+            let bin = try Int64.fetchOne(db, sql: "SELECT id FROM bins LIMIT 1")!
+            let song = try String.fetchOne(db, sql: "SELECT song_id FROM bin_songs WHERE bin_id = ? LIMIT 1", arguments: [bin])!
+            // A song is in a bin at most once.
+            #expect(throws: DatabaseError.self) {
+                try db.execute(sql: "INSERT INTO bin_songs (bin_id, song_id, position) VALUES (?, ?, 99)", arguments: [bin, song])
+            }
+            #expect(throws: DatabaseError.self) {
+                try db.execute(sql: "UPDATE bin_songs SET likes = -1 WHERE bin_id = ?", arguments: [bin])
+            }
+            #expect(throws: DatabaseError.self) {
+                try db.execute(sql: "INSERT INTO feedback (id, user_id, at, track_id, signal, bin_number, applied_seq) VALUES ('x', 'u-1', 0, ?, 'love', 1, 1)", arguments: [song])
+            }
+            #expect(throws: DatabaseError.self) {
+                try db.execute(sql: "INSERT INTO bin_songs (bin_id, song_id, position) VALUES (?, 'no-such-song', 0)", arguments: [bin])
+            }
+            #expect(throws: DatabaseError.self) {
+                try db.execute(sql: "INSERT INTO bins (user_id, number, label, layout_version, centroid, spread, observed, observations, created_at, updated_at) VALUES ('ghost', 1, '', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0)")
+            }
+        }
+    }
+
+    @Test("Opening a database twice migrates once and keeps the data")
+    func reopen() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let path = dir.appendingPathComponent("s.sqlite").path
+        try Store(path: path).addUser(id: "u-1", at: Date())
+        let s = try Store(path: path)
+        #expect(try s.userExists("u-1"))
+        let mode = try s.writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
+        #expect(mode == "wal")
+    }
+
+    @Test("Emails are stored only as SHA-256 hashes of their normalised form")
+    func emailHash() throws {
+        let s = try Store.inMemory()
+        try s.addUser(id: "u-1", email: "  Ana@Example.ORG ", at: Date())
+        let u = try #require(try s.user("u-1"))
+        #expect(u.emailHash == Hashing.sha256Hex("ana@example.org"))
+        #expect(u.emailHash?.count == 64)
+        #expect(throws: InputError.self) { try s.addUser(id: "u-2", email: "not-an-email", at: Date()) }
+    }
+}
