@@ -1,0 +1,133 @@
+import Foundation
+import SoundtrackCatalog
+import SoundtrackContext
+import SoundtrackEngine
+
+/// Latency figures of one benchmark run.
+public struct LatencyStats: Sendable {
+    /// Number of timed operations.
+    public var count: Int
+    /// Median, in microseconds.
+    public var p50: Double
+    /// 99th percentile, in microseconds.
+    public var p99: Double
+    /// Mean, in microseconds.
+    public var mean: Double
+    /// Slowest, in microseconds.
+    public var max: Double
+
+    /// Statistics of a sample of durations in microseconds.
+    public init(_ samples: [Double]) {
+        let s = samples.sorted()
+        count = s.count
+        func q(_ p: Double) -> Double { s.isEmpty ? 0 : s[min(s.count - 1, Int((p * Double(s.count)).rounded(.up)) - 1)] }
+        p50 = q(0.5)
+        p99 = q(0.99)
+        mean = s.isEmpty ? 0 : s.reduce(0, +) / Double(s.count)
+        max = s.last ?? 0
+    }
+}
+
+/// The in-process pick benchmark: a synthetic user with many bins over a real catalog.
+public enum PickBenchmark {
+    /// A random but plausible snapshot: one of the day's scenes at a jittered time, with jittered sensors.
+    static func randomSnapshot(user: String, rng: inout SeededGenerator, contextId: Int) -> Snapshot {
+        var ctx = SeededGenerator(seed: UInt64(contextId) &* 7919 &+ 17)
+        let scene = DayScenario.scenes[Int(ctx.next() % UInt64(DayScenario.scenes.count))]
+        let day = Int(ctx.next() % 7)
+        let minute = max(0, min(1439, scene.minuteOfDay + Int(ctx.next() % 240) - 120 + Int(rng.next() % 20) - 10))
+        var s = scene.snapshot(user, DayScenario.time(day: day, minute: minute))
+        let places = ["home", "work", "library", "gym", "cafe", "park", "office", "campus", "station", "mall"]
+        if ctx.unit() < 0.6 { s.location?.place = places[Int(ctx.next() % UInt64(places.count))] }
+        if ctx.unit() < 0.4 { s.tags = ["company": ["alone", "friends", "partner"][Int(ctx.next() % 3)], "ctx": "c\(contextId % 97)"] }
+        if var m = s.motion {
+            m.heartRateBpm = min(200, max(45, (m.heartRateBpm ?? 70) + rng.normal() * 4))
+            s.motion = m
+        }
+        return s
+    }
+
+    /// A user with `bins` bins made from distinct contexts, each seeded from the catalog and given some
+    /// likes, plus `queries` snapshots drawn from those contexts.
+    public static func syntheticUser(engine: Recommender, user: String = "bench", bins: Int, queries: Int, seed: UInt64) -> (UserState, [Snapshot]) {
+        var state = engine.newUser(user)
+        var rng = SeededGenerator(seed: seed)
+        for b in 0..<bins {
+            let snap = randomSnapshot(user: user, rng: &rng, contextId: b)
+            let x = engine.features(of: snap, state: &state)
+            let i = engine.createBin(x, at: snap.at.date, nearest: nil, state: &state, rng: &rng)
+            for s in state.bins[i].songs.indices {
+                state.bins[i].songs[s].likes = Int(rng.next() % 4)
+                state.bins[i].songs[s].dislikes = Int(rng.next() % 2)
+            }
+        }
+        state.changes = UserState.Changes()
+        var qs: [Snapshot] = []
+        for _ in 0..<queries {
+            qs.append(randomSnapshot(user: user, rng: &rng, contextId: Int(rng.next() % UInt64(bins))))
+        }
+        return (state, qs)
+    }
+
+    /// Times `iterations` in-process picks (state in memory, no I/O) for each of `runs` runs.
+    public static func run(engine: Recommender, state: UserState, queries: [Snapshot], iterations: Int, runs: Int) -> [LatencyStats] {
+        var out: [LatencyStats] = []
+        for _ in 0..<runs {
+            var s = state
+            var samples: [Double] = []
+            samples.reserveCapacity(iterations)
+            for k in 0..<iterations {
+                let q = queries[k % queries.count]
+                let t0 = DispatchTime.now().uptimeNanoseconds
+                let r = engine.pick(q, state: &s)
+                let t1 = DispatchTime.now().uptimeNanoseconds
+                precondition(!r.pick.track.id.isEmpty)
+                samples.append(Double(t1 - t0) / 1000)
+                if s.bins.count > state.bins.count + 8 { s = state }  // keep the bin count near the target
+            }
+            out.append(LatencyStats(samples))
+        }
+        return out
+    }
+
+    /// A table of runs: one line per run and a header.
+    public static func table(title: String, unit: String, _ stats: [LatencyStats]) -> [String] {
+        var lines = [title, String(format: "  %-6@ %10@ %10@ %10@ %10@ %8@", "run" as NSString, "p50 \(unit)" as NSString, "p99 \(unit)" as NSString, "mean \(unit)" as NSString, "max \(unit)" as NSString, "n" as NSString)]
+        for (i, s) in stats.enumerated() {
+            lines.append(String(format: "  %-6d %10.1f %10.1f %10.1f %10.1f %8d", i + 1, s.p50, s.p99, s.mean, s.max, s.count))
+        }
+        return lines
+    }
+}
+
+/// Wall time of one-shot processes (for `soundtrack pick` as a separate process).
+public enum ProcessBenchmark {
+    /// Runs `executable` with `arguments` `runs` times and returns each wall time in milliseconds.
+    /// - Throws: when a run exits with a non-zero status.
+    public static func wallTimes(executable: URL, arguments: [String], runs: Int) throws -> [Double] {
+        var out: [Double] = []
+        for _ in 0..<runs {
+            let p = Process()
+            p.executableURL = executable
+            p.arguments = arguments
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            try p.run()
+            p.waitUntilExit()
+            let t1 = DispatchTime.now().uptimeNanoseconds
+            guard p.terminationStatus == 0 else {
+                throw ProcessFailure(status: p.terminationStatus, arguments: arguments)
+            }
+            out.append(Double(t1 - t0) / 1e6)
+        }
+        return out
+    }
+
+    /// A benchmarked process failed.
+    public struct ProcessFailure: Error, CustomStringConvertible {
+        public var status: Int32
+        public var arguments: [String]
+        public var description: String { "benchmarked process exited with \(status): \(arguments.joined(separator: " "))" }
+    }
+}

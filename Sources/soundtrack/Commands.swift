@@ -1,0 +1,249 @@
+import ArgumentParser
+import Foundation
+import SoundtrackApp
+import SoundtrackCatalog
+import SoundtrackContext
+import SoundtrackEngine
+import SoundtrackStore
+
+struct PickCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pick", abstract: "Pick a track for a sensor snapshot (JSON) and print the pick as JSON.")
+
+    @OptionGroup var store: StoreOptions
+    @Argument(help: "The snapshot file, or - for standard input.") var input: String = "-"
+    @Option(name: .long, help: "Return a ranked list of K tracks (the pick's track first).") var top: Int = 1
+    @Flag(name: .long, help: "Pick without learning: nothing is written to the database.") var readOnly = false
+    @Flag(name: .long, help: "Reject unknown fields.") var strict = false
+
+    func validate() throws {
+        guard (1...100).contains(top) else { throw ValidationError("--top must be in 1...100, got \(top)") }
+    }
+
+    func run() throws {
+        let data = try readInput(input)
+        let snapshot = try Snapshot.decode(data, strict: strict)
+        let service = try store.open()
+        let pick = try service.pick(snapshot, top: top, learn: !readOnly)
+        print(pick.json(includeRanked: top > 1).serialized())
+    }
+}
+
+struct FeedbackCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "feedback",
+        abstract: "Apply feedback: one event (JSON), or JSON Lines of events, each in its own transaction.",
+        discussion: "Events are idempotent by id: an event applied before is reported as a duplicate and changes nothing. A bad line is reported with its number and does not stop the others; the exit status is then 2.")
+
+    @OptionGroup var store: StoreOptions
+    @Argument(help: "The event file, or - for standard input.") var input: String = "-"
+    @Flag(name: .long, help: "Reject unknown fields.") var strict = false
+    @Flag(name: .long, help: "Print nothing for applied events (errors still go to standard error).") var quiet = false
+
+    func run() throws {
+        let data = try readInput(input)
+        let service = try store.open()
+        if let single = try? JSONParser.parse(data) {
+            let event = try FeedbackEvent(json: single, strict: strict)
+            let result = try service.feedback(event)
+            if !quiet { print(Self.describe(event, result).serialized()) }
+            return
+        }
+        let records = jsonLines(data)
+        if records.count <= 1 {
+            // Not valid JSON and not several lines: report the parse error of the whole input.
+            _ = try FeedbackEvent.decode(data, strict: strict)
+            return
+        }
+        var applied = 0, duplicates = 0, rejected = 0
+        for (line, bytes) in records {
+            do {
+                let event = try FeedbackEvent.decode(bytes, strict: strict)
+                let result = try service.feedback(event)
+                if case .duplicate = result { duplicates += 1 } else { applied += 1 }
+                if !quiet { print(Self.describe(event, result).serialized()) }
+            } catch let e as InputError {
+                rejected += 1
+                stderr("error: \(e.at(line: line).description)")
+            }
+        }
+        stderr("feedback: \(applied) applied, \(duplicates) duplicates skipped, \(rejected) rejected")
+        if rejected > 0 { throw BadInputExit() }
+    }
+
+    static func describe(_ e: FeedbackEvent, _ r: SoundtrackService.FeedbackResult) -> JSONValue {
+        switch r {
+        case .duplicate:
+            return .object([("id", .string(e.id)), ("status", .string("duplicate"))])
+        case let .applied(o):
+            var pairs: [(String, JSONValue)] = [
+                ("id", .string(e.id)), ("status", .string("applied")), ("bin", .string("b-\(o.bin)")),
+                ("signal", .string(o.signal.rawValue)), ("joined_bin", .bool(o.joinedBin)),
+                ("dislike_streak", .number(Double(o.dislikeStreak))),
+            ]
+            if let s = o.switchedTo { pairs.append(("switched_to", .string("b-\(s)"))) }
+            if let c = o.createdBin { pairs.append(("created_bin", .string("b-\(c)"))) }
+            return .object(pairs)
+        }
+    }
+}
+
+struct BinsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "bins", abstract: "Show a user's bins.")
+
+    @OptionGroup var store: StoreOptions
+    @Option(name: .long, help: "The user.") var user: String
+    @Flag(name: .long, help: "Print JSON instead of a table.") var json = false
+
+    func run() throws {
+        let service = try store.open()
+        let bins = try service.bins(user: user)
+        if json {
+            print(BinTable.json(bins, user: user))
+        } else {
+            for line in try BinTable.render(bins, store: service.store) { print(line) }
+        }
+    }
+}
+
+struct UsersCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "users", abstract: "Add, list, show and forget users.",
+        subcommands: [Add.self, List.self, Show.self, Forget.self])
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a user (the email is stored only as a SHA-256 hash).")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The user id.") var id: String
+        @Option(help: "Email address (hashed before it is stored).") var email: String?
+        @Option(help: "Age in years (13...120).") var age: Int?
+        @Option(help: "Region, for example DE or US-CA.") var region: String?
+
+        func run() throws {
+            let service = try store.open()
+            try service.store.addUser(id: id, email: email, age: age, region: region, at: Date())
+            print("added user \(id)")
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List users.")
+        @OptionGroup var store: StoreOptions
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() throws {
+            let users = try store.open().store.users()
+            if json {
+                print(JSONValue.array(users.map(UsersCommand.json)).serialized())
+            } else {
+                print("user                     bins  picks  feedback")
+                for u in users {
+                    print("\(u.id.padding(toLength: 24, withPad: " ", startingAt: 0)) \(String(format: "%5d  %5d  %8d", u.bins, u.picks, u.feedback))")
+                }
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one user as JSON.")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The user id.") var id: String
+
+        func run() throws {
+            guard let u = try store.open().store.user(id) else {
+                throw InputError(path: "user", expected: "a known user", got: "'\(id)'")
+            }
+            print(UsersCommand.json(u).serialized())
+        }
+    }
+
+    struct Forget: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete every row of a user: bins, feedback, picks, weights, places, session.")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The user id.") var id: String
+
+        func run() throws {
+            guard try store.open().store.forget(user: id) else {
+                throw InputError(path: "user", expected: "a known user", got: "'\(id)'")
+            }
+            print("forgot user \(id)")
+        }
+    }
+
+    static func json(_ u: Store.UserSummary) -> JSONValue {
+        .object([
+            ("id", .string(u.id)), ("email_sha256", u.emailHash.map(JSONValue.string) ?? .null),
+            ("age", u.age.map { .number(Double($0)) } ?? .null), ("region", u.region.map(JSONValue.string) ?? .null),
+            ("created_at", .string(Timestamp(date: u.createdAt, offsetSeconds: 0).rfc3339)),
+            ("bins", .number(Double(u.bins))), ("picks", .number(Double(u.picks))), ("feedback", .number(Double(u.feedback))),
+        ])
+    }
+}
+
+struct CatalogCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "catalog", abstract: "Manage the track catalog.", subcommands: [Import.self])
+
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import a catalog (CSV or JSON Lines of FORMATS.md); tracks are upserted by track_id.",
+            discussion: "Bad rows are reported with their line numbers and skipped; the exit status is then 2.")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The catalog file (.csv, .jsonl).") var file: String
+        @Option(help: "csv or jsonl (default: from the file name).") var format: String?
+
+        func run() throws {
+            var fmt: CatalogFormat?
+            if let format {
+                guard let f = CatalogFormat(rawValue: format) else {
+                    throw ValidationError("--format must be csv or jsonl, got \(format)")
+                }
+                fmt = f
+            }
+            let service = try store.open(loadBundledCatalog: false)
+            let url = URL(fileURLWithPath: file)
+            guard FileManager.default.isReadableFile(atPath: file) else {
+                throw InputError(path: "", expected: "a readable catalog file", got: "'\(file)'")
+            }
+            let report = try Bootstrap.importCatalog(url, format: fmt, into: service.store)
+            for e in report.rejected.prefix(50) { stderr("error: \(e.description)") }
+            if report.rejectedCount > 50 { stderr("… and \(report.rejectedCount - 50) more rejected rows") }
+            print("imported \(report.accepted) tracks, rejected \(report.rejectedCount) (catalog now \(try service.store.trackCount()) tracks)")
+            if report.rejectedCount > 0 { throw BadInputExit() }
+        }
+    }
+}
+
+struct DemoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "A day in a user's life: picks for home, a commute by car, the library, the gym and an evening, with simulated feedback, told as a story.")
+
+    @OptionGroup var store: StoreOptions
+    @Option(help: "How many days to live through.") var days: Int = 2
+    @Option(help: "The demo user's id (forgotten and re-created).") var user: String = "demo"
+    @Option(help: "Write every feedback event (with its snapshot) to this JSON Lines file.") var log: String?
+    @Option(help: "Write the first day's snapshot of each scene to this directory as <scene>.json.") var examples: String?
+
+    func validate() throws {
+        guard (1...60).contains(days) else { throw ValidationError("--days must be in 1...60, got \(days)") }
+    }
+
+    func run() throws {
+        let service = try store.open()
+        print("Soundtrack demo: \(days) day\(days == 1 ? "" : "s") in the life of ‘\(user)’ (database \(store.path), seed \(store.seed))")
+        let report = try DemoRunner(service: service, user: user, seed: store.seed, days: days).run()
+        for line in report.lines { print(line) }
+        if let log {
+            let text = report.events.map { $0.json().serialized() }.joined(separator: "\n") + "\n"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: log))
+            stderr("wrote \(report.events.count) feedback events to \(log)")
+        }
+        if let examples {
+            try FileManager.default.createDirectory(atPath: examples, withIntermediateDirectories: true)
+            for (name, snap) in report.examples {
+                try Data((snap.json().serialized() + "\n").utf8).write(to: URL(fileURLWithPath: examples).appendingPathComponent("\(name).json"))
+            }
+        }
+    }
+}

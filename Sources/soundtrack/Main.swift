@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import SoundtrackApp
+import SoundtrackContext
+
+/// Exit statuses: 0 ok, 1 runtime failure, 2 bad input or usage.
+enum Exit {
+    static let ok: Int32 = 0
+    static let failure: Int32 = 1
+    static let badInput: Int32 = 2
+}
+
+/// Bad input found while running (after argument parsing): already reported, exit 2.
+struct BadInputExit: Error {}
+
+@main
+struct Entry {
+    static func main() {
+        let status: Int32
+        do {
+            var command = try Soundtrack.parseAsRoot()
+            try command.run()
+            status = Exit.ok
+        } catch let e as InputError {
+            FileHandle.standardError.write(Data("error: \(e.description)\n".utf8))
+            status = Exit.badInput
+        } catch is BadInputExit {
+            status = Exit.badInput
+        } catch let e as CleanExit {
+            // --help, --version
+            print(Soundtrack.fullMessage(for: e))
+            status = Exit.ok
+        } catch let e as ExitCode {
+            status = e.rawValue
+        } catch {
+            let code = Soundtrack.exitCode(for: error)
+            if code == .validationFailure || code.rawValue == 64 {
+                FileHandle.standardError.write(Data((Soundtrack.fullMessage(for: error) + "\n").utf8))
+                status = Exit.badInput
+            } else if code == .success {
+                print(Soundtrack.fullMessage(for: error))
+                status = Exit.ok
+            } else if Soundtrack.fullMessage(for: error).isEmpty || code != .failure {
+                status = code.rawValue
+            } else {
+                FileHandle.standardError.write(Data("error: \(Soundtrack.fullMessage(for: error))\n".utf8))
+                status = Exit.failure
+            }
+        }
+        exit(status)
+    }
+}
+
+struct Soundtrack: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "soundtrack",
+        abstract: "Context-aware music recommendations: sensor snapshots in, tracks out, feedback learned.",
+        discussion: "Exit status: 0 ok, 1 runtime failure, 2 bad input or usage.",
+        version: "0.1.0",
+        subcommands: [PickCommand.self, FeedbackCommand.self, BinsCommand.self, UsersCommand.self, CatalogCommand.self, DemoCommand.self, BenchCommand.self]
+    )
+}

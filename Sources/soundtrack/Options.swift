@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import SoundtrackApp
+import SoundtrackContext
+import SoundtrackStore
+
+/// Options every command that opens the database shares.
+struct StoreOptions: ParsableArguments {
+    @Option(name: .long, help: "The SQLite database (default: $SOUNDTRACK_DB, else ./soundtrack.sqlite). Created and loaded with the bundled catalog on first use.")
+    var db: String?
+
+    @Option(name: .long, help: "The engine's random seed: the same seed and inputs give the same picks.")
+    var seed: UInt64 = 42
+
+    @Option(name: .long, help: "A directory with thresholds.v1.json, weights.v1.json and priors.v1.json (default: the models built in, identical to Models/).")
+    var models: String?
+
+    var path: String {
+        db ?? ProcessInfo.processInfo.environment["SOUNDTRACK_DB"] ?? "soundtrack.sqlite"
+    }
+
+    /// Opens the service, loading the bundled catalog into a new database (reported on stderr).
+    func open(durable: Bool = true, loadBundledCatalog: Bool = true) throws -> SoundtrackService {
+        let m = try models.map { try Models.load(directory: URL(fileURLWithPath: $0)) } ?? Models.bundled()
+        let exe = URL(fileURLWithPath: CommandLine.arguments[0])
+        let exeURL = exe.path.contains("/") ? exe : nil
+        let candidates = Bootstrap.catalogCandidates(
+            executable: exeURL ?? Bundle.main.executableURL, workingDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+        let (service, imported) = try Bootstrap.open(
+            path: path, models: m, seed: seed, catalogCandidates: loadBundledCatalog ? candidates : nil, durable: durable)
+        if let (url, report) = imported {
+            stderr("created \(path): loaded \(report.accepted) tracks from \(url.path)\(report.rejectedCount > 0 ? " (\(report.rejectedCount) rows rejected)" : "")")
+        }
+        return service
+    }
+}
+
+func stderr(_ s: String) {
+    FileHandle.standardError.write(Data((s + "\n").utf8))
+}
+
+/// Reads a whole input: a file path, or `-` for standard input.
+func readInput(_ path: String) throws -> Data {
+    if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+    guard let d = FileManager.default.contents(atPath: path) else {
+        throw InputError(path: "", expected: "a readable file", got: "'\(path)' (not found or unreadable)")
+    }
+    return d
+}
+
+/// Splits JSON Lines input into (line number, bytes) records, skipping blank lines.
+func jsonLines(_ data: Data) -> [(Int, Data)] {
+    var out: [(Int, Data)] = []
+    var line = 0
+    var start = data.startIndex
+    let nl = UInt8(ascii: "\n")
+    while start < data.endIndex {
+        line += 1
+        let end = data[start...].firstIndex(of: nl) ?? data.endIndex
+        let rec = data[start..<end]
+        if rec.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) { out.append((line, Data(rec))) }
+        start = end < data.endIndex ? data.index(after: end) : end
+    }
+    return out
+}

@@ -1,0 +1,120 @@
+import Foundation
+import SoundtrackContext
+import Testing
+
+@Suite("The soundtrack CLI", .serialized)
+struct CLITests {
+    static let library = """
+        {"user": "u-1", "at": "2026-03-11T09:40:00+01:00",
+         "location": {"lat": 52.5186, "lon": 13.3932, "speed_mps": 0, "place": "library"},
+         "calendar": {"events": [{"title": "Study group – algorithms", "start": "2026-03-11T09:30:00+01:00", "end": "2026-03-11T11:00:00+01:00"}]},
+         "bluetooth": {"devices": [{"name": "WH-1000XM4", "kind": "headphones"}]},
+         "motion": {"activity": "stationary", "steps_per_min": 0, "heart_rate_bpm": 64},
+         "audio": {"route": "headphones", "volume": 0.4}}
+        """
+
+    @Test("pick reads stdin and prints a pick; --top ranks K tracks")
+    func pick() throws {
+        let (_, db) = try CLI.smallDatabase()
+        let r = try CLI.run(["pick", "--db", db, "-"], stdin: Self.library)
+        #expect(r.status == 0, "\(r.stderr)")
+        let pick = try JSONParser.parse(r.stdout)
+        guard case let .string(id)? = pick["pick_id"], case let .string(bin)? = pick["bin"]?["id"] else {
+            Issue.record("no pick_id or bin in \(r.stdout)")
+            return
+        }
+        #expect(id.hasPrefix("p-"))
+        #expect(bin == "b-1")
+        #expect(pick["bin"]?["created"] == .bool(true))
+        let top = try CLI.run(["pick", "--db", db, "--top", "5", "-"], stdin: Self.library)
+        guard case let .array(ranked)? = try JSONParser.parse(top.stdout)["ranked"] else {
+            Issue.record("no ranked list in \(top.stdout)")
+            return
+        }
+        #expect(ranked.count == 5)
+    }
+
+    @Test("bad input exits 2 and names the field", arguments: [
+        (#"{"user": "u-1", "at": "2026-03-11T09:40:00+01:00", "weather": {"cloud_pct": 140}}"#, "weather.cloud_pct: expected a number in 0...100, got 140"),
+        (#"{"user": "u-1"}"#, "at: expected"),
+        (#"{"user": "u-9", "at": "2026-03-11T09:40:00+01:00"}"#, "user: expected a known user"),
+        (#"{"user": "u-1", "at": "#, "line 1"),
+    ])
+    func badInput(input: String, message: String) throws {
+        let (_, db) = try CLI.smallDatabase()
+        let r = try CLI.run(["pick", "--db", db, "-"], stdin: input)
+        #expect(r.status == 2)
+        #expect(r.stderr.contains(message), "stderr was: \(r.stderr)")
+        #expect(r.stdout.isEmpty)
+    }
+
+    @Test("usage errors exit 2")
+    func usage() throws {
+        #expect(try CLI.run(["pick", "--top", "0", "-"]).status == 2)
+        #expect(try CLI.run(["no-such-command"]).status == 2)
+        #expect(try CLI.run(["--help"]).status == 0)
+    }
+
+    @Test("feedback is idempotent by event id, and a bad line does not stop the others")
+    func feedbackIdempotent() throws {
+        let (_, db) = try CLI.smallDatabase()
+        let pick = try JSONParser.parse(try CLI.run(["pick", "--db", db, "-"], stdin: Self.library).stdout)
+        guard case let .string(pickId)? = pick["pick_id"], case let .string(track)? = pick["track"]?["id"] else {
+            Issue.record("bad pick")
+            return
+        }
+        let event = #"{"id": "ev-1", "user": "u-1", "at": "2026-03-11T09:44:00+01:00", "track": "\#(track)", "signal": "like", "pick_id": "\#(pickId)"}"#
+        let first = try CLI.run(["feedback", "--db", db, "-"], stdin: event)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains(#""status":"applied""#))
+        let binsBefore = try CLI.run(["bins", "--db", db, "--user", "u-1", "--json"]).stdout
+        let second = try CLI.run(["feedback", "--db", db, "-"], stdin: event)
+        #expect(second.status == 0)
+        #expect(second.stdout.contains(#""status":"duplicate""#))
+        #expect(try CLI.run(["bins", "--db", db, "--user", "u-1", "--json"]).stdout == binsBefore)
+
+        let lines = [
+            event,
+            #"{"id": "ev-2", "user": "u-1", "at": "2026-03-11T09:48:00+01:00", "track": "\#(track)", "signal": "meh", "pick_id": "\#(pickId)"}"#,
+            #"{"id": "ev-3", "user": "u-1", "at": "2026-03-11T09:49:00+01:00", "track": "\#(track)", "signal": "complete", "pick_id": "\#(pickId)"}"#,
+        ].joined(separator: "\n")
+        let batch = try CLI.run(["feedback", "--db", db, "-"], stdin: lines)
+        #expect(batch.status == 2)
+        #expect(batch.stderr.contains("line 2: signal: expected one of"), "\(batch.stderr)")
+        #expect(batch.stderr.contains("1 applied, 1 duplicates skipped, 1 rejected"), "\(batch.stderr)")
+    }
+
+    @Test("users add, list, show and forget; forget leaves no row behind")
+    func users() throws {
+        let (_, db) = try CLI.smallDatabase()
+        _ = try CLI.run(["pick", "--db", db, "-"], stdin: Self.library)
+        let show = try CLI.run(["users", "show", "u-1", "--db", db])
+        #expect(show.status == 0)
+        #expect(!show.stdout.contains("Ana@Example.org"))
+        #expect(show.stdout.contains(#""email_sha256":""#))
+        #expect(try CLI.run(["users", "add", "u-1", "--db", db]).status == 2)
+        #expect(try CLI.run(["users", "add", "u-2", "--age", "7", "--db", db]).status == 2)
+        #expect(try CLI.run(["users", "list", "--db", db]).stdout.contains("u-1"))
+        #expect(try CLI.run(["users", "forget", "u-1", "--db", db]).status == 0)
+        #expect(try CLI.run(["users", "show", "u-1", "--db", db]).status == 2)
+        #expect(try CLI.run(["users", "forget", "u-1", "--db", db]).status == 2)
+    }
+
+    @Test("catalog import reports bad rows with their line numbers and keeps the good ones")
+    func catalogImport() throws {
+        let dir = CLI.tempDir()
+        let db = dir.appendingPathComponent("c.sqlite").path
+        let csv = dir.appendingPathComponent("c.csv")
+        try """
+            track_id,title,artist,energy,tempo
+            t-1,One,A,0.5,120
+            t-2,Two,B,1.7,120
+            t-3,Three,C,0.2,80
+            """.write(to: csv, atomically: true, encoding: .utf8)
+        let r = try CLI.run(["catalog", "import", csv.path, "--db", db])
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("line 3"), "\(r.stderr)")
+        #expect(r.stderr.contains("energy"), "\(r.stderr)")
+        #expect(r.stdout.contains("imported 2 tracks"), "\(r.stdout)")
+    }
+}
