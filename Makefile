@@ -1,0 +1,31 @@
+# Soundtrack: the two commands of the README, and a few more.
+SWIFT ?= swift
+DB ?= soundtrack.sqlite
+
+.PHONY: setup demo test build release bench clean
+
+setup:
+	@bash scripts/setup-debian.sh
+
+## Run the demo on the embedded default (SQLite file, bundled catalog): installs, builds, runs.
+demo: setup
+	$(SWIFT) build -c release --product soundtrack
+	.build/release/soundtrack demo --db $(DB)
+
+## Run the test suite (installs what it needs first).
+test: setup
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+build: setup
+	$(SWIFT) build
+
+release: setup
+	$(SWIFT) build -c release --product soundtrack
+
+## Pick benchmarks on a release build (in-process, through SQLite, one-shot process).
+bench: release
+	.build/release/soundtrack bench
+
+clean:
+	rm -rf .build $(DB) $(DB)-wal $(DB)-shm

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Soundtrack builds against, if any is missing.
+# Idempotent: does nothing (and needs no network) when everything is there.
+set -euo pipefail
+need=()
+for pkg in libsqlite3-dev libblas-dev libcurl4-openssl-dev pkg-config; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing ${need[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+command -v swift >/dev/null || { echo "setup: the Swift toolchain (swift) is not on PATH" >&2; exit 1; }
