@@ -159,7 +159,7 @@ public enum BundledModels {
 {
   "schema": "soundtrack.thresholds",
   "version": 1,
-  "create_bin_below": 0.45,
+  "create_bin_below": 0.65,
   "repeat_window": 20,
   "dislike_streak_switch": 3,
   "learning_rate": 0.15,

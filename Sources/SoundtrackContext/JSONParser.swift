@@ -4,7 +4,8 @@ import Foundation
 ///
 /// The parser accepts exactly the JSON grammar: no comments, no trailing commas, no
 /// leading zeros, no `NaN`/`Infinity`, no unescaped control characters in strings, no
-/// invalid UTF-8, no numbers that overflow to infinity and no duplicate keys in an object.
+/// invalid UTF-8, no numbers that overflow to infinity and no duplicate keys in an object
+/// (keys compare as Swift strings do, so canonically equivalent spellings are duplicates).
 /// A leading UTF-8 byte order mark is skipped (RFC 8259 §8.1 allows ignoring it).
 ///
 /// Errors are ``InputError`` values with an empty path, what the grammar wanted and what came,
@@ -217,11 +218,11 @@ struct ByteParser {
             if keys != nil {
                 duplicate = !keys!.insert(key).inserted
             } else {
-                let n = key.utf8.count
+                // String equality (canonical equivalence), as `Set` and `JSONValue[key]` use.
                 var found = false
                 var k = 0
                 while k < pairs.count {
-                    if pairs[k].0.utf8.count == n, pairs[k].0 == key {
+                    if pairs[k].0 == key {
                         found = true
                         break
                     }

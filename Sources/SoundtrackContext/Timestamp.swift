@@ -57,15 +57,14 @@ public struct Timestamp: Sendable, Equatable, Hashable {
         var out: [UInt8] = []
         out.reserveCapacity(32)
         func put(_ v: Int, _ width: Int) {
-            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
+            var power = 1
+            for _ in 1..<width { power *= 10 }
             var v = v
-            var k = width - 1
-            while k >= 0 {
-                digits[k] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-                k -= 1
+            while power > 0 {
+                out.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v / power % 10))
+                v %= power
+                power /= 10
             }
-            out.append(contentsOf: digits)
         }
         if y < 0 || y > 9999 {
             out.append(contentsOf: String(y).utf8)

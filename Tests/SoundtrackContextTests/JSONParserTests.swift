@@ -13,6 +13,15 @@ func parseError(_ text: String) -> String? {
     }
 }
 
+func parseError(_ data: Data) -> String? {
+    do {
+        _ = try JSONParser.parse(data)
+        return nil
+    } catch {
+        return error.description
+    }
+}
+
 func parseError(bytes: [UInt8]) -> String? {
     do {
         _ = try JSONParser.parse(bytes)
@@ -176,6 +185,10 @@ struct JSONParserTests {
         let keys = (0..<40).map { "\"k\($0)\":\($0)" }.joined(separator: ",")
         #expect(parseError("{\(keys)}") == nil)
         #expect(parseError("{\(keys),\"k17\":0}")?.hasPrefix("input: expected unique keys in an object, got a second \"k17\"") == true)
+        // Keys are compared as Swift strings: canonically equivalent spellings are the same key.
+        #expect(parseError(#"{"é":1,"e\u0301":2}"#) == #"input: expected unique keys in an object, got a second "é" at line 1, column 8"#)
+        #expect(parseError(#"{"e":1,"é":2}"#) == nil)
+        #expect(parseError(Data()) == "input: expected a JSON value, got end of input at line 1, column 1")
         // Same key in different objects is fine.
         #expect(parseError(#"[{"a":1},{"a":2}]"#) == nil)
     }
