@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
@@ -85,7 +86,8 @@ public enum Bootstrap {
     /// when the database has no tracks yet (`nil` candidates: never load one).
     /// - Returns: the service, and the import report when a catalog was loaded now.
     public static func open(
-        path: String, models: Models, seed: UInt64, catalogCandidates: [URL]?, durable: Bool = true
+        path: String, models: Models, seed: UInt64, catalogCandidates: [URL]?, durable: Bool = true,
+        logger: Logger = Logger(label: "soundtrack")
     ) throws -> (service: SoundtrackService, imported: (URL, CatalogReadReport)?) {
         let store = try Store(path: path, durable: durable)
         var imported: (URL, CatalogReadReport)?
@@ -97,7 +99,8 @@ public enum Bootstrap {
         }
         let engine = Recommender(
             config: models.config, catalog: IndexCatalog(CatalogIndex(tracks: [])), priors: models.priors, seed: seed)
-        return (SoundtrackService(store: store, engine: engine), imported)
+        logger.debug("opened database", metadata: ["path": "\(path)", "seed": "\(seed)"])
+        return (SoundtrackService(store: store, engine: engine, logger: logger), imported)
     }
 
     /// Reads a catalog file (CSV or JSON Lines) and upserts its valid rows in batches of 5,000,

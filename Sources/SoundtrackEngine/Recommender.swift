@@ -61,7 +61,7 @@ public struct Recommender: Sendable {
 
         let choice = chooseBin(x, at: at, state: &state, rng: &rng)
         let binIdx = choice.index
-        let (trackIds, source) = chooseTracks(binIndex: binIdx, count: max(1, top), state: state, rng: &rng)
+        let (trackIds, source) = chooseTracks(binIndex: binIdx, count: max(1, top), state: &state, rng: &rng)
 
         let alternatives = choice.ranking.filter { $0.bin != state.bins[binIdx].number }
             .prefix(config.alternatives)
@@ -170,13 +170,13 @@ public struct Recommender: Sendable {
                 songs.append(BinSong(trackId: s.trackId))
             }
         }
-        let matched = priors.match(x).first?.prior
-        if let prior = matched, songs.count < want {
+        let matched = priors.bestMatch(x, weights: state.weights)
+        if songs.count < want {
             let index = catalog.index()
             var excluded = Set<Int>()
             for id in taken.union(state.recentTracks) { if let r = index.row(of: id) { excluded.insert(r) } }
             let need = want - songs.count
-            var rows = priors.seedTracks(for: prior, index: index, k: need * 3, excluding: excluded)
+            var rows = priors.seedTracks(for: matched, index: index, k: need * 3, excluding: excluded)
             // Seeded variety: bins of the same kind should not all start with the same songs.
             rows.shuffle(using: &rng)
             for r in rows.prefix(need) {
@@ -187,7 +187,7 @@ public struct Recommender: Sendable {
         let bin = Bin(
             number: number, label: BinLabeler.label(centroid: centroid, observed: x.mask),
             centroid: centroid, spread: [Float](repeating: config.initialSpread, count: d), observed: x.mask,
-            observations: 1, songs: songs, prior: matched?.name, createdAt: at, updatedAt: at)
+            observations: 1, songs: songs, prior: matched.name, createdAt: at, updatedAt: at)
         state.bins.append(bin)
         state.changes.bins.insert(number)
         for s in songs { state.changes.songs.insert(.init(bin: number, track: s.trackId)) }
@@ -197,11 +197,31 @@ public struct Recommender: Sendable {
     // MARK: - Tracks
 
     /// Up to `count` tracks from a bin: liked songs first, Thompson sampling on like/dislike counts
-    /// within each tier with some exploration, no track of the repeat window, and similar catalog
-    /// tracks when the bin runs dry. Returns the ids and where the first one came from.
-    func chooseTracks(binIndex: Int, count: Int, state: UserState, rng: inout SeededGenerator) -> ([String], String) {
-        let bin = state.bins[binIndex]
+    /// within each tier with some exploration, and no track of the repeat window. A bin that runs dry
+    /// is refilled with similar catalog tracks, which join it as new songs. Returns the ids and where
+    /// the first one came from (`bin`, or `catalog` for a refill).
+    func chooseTracks(binIndex: Int, count: Int, state: inout UserState, rng: inout SeededGenerator) -> ([String], String) {
         let recent = Set(state.recentTracks.suffix(config.repeatWindow))
+        var ids = rankSongs(state.bins[binIndex], count: count, avoiding: recent, rng: &rng)
+        var source = "bin"
+        if ids.count < count {
+            if ids.isEmpty { source = "catalog" }
+            let refill = similarCatalogTracks(
+                for: state.bins[binIndex], count: max(count - ids.count, config.seedTracksPerNewBin),
+                avoiding: recent.union(ids), rng: &rng)
+            let number = state.bins[binIndex].number
+            for id in refill where state.bins[binIndex].songIndex(id) == nil {
+                state.bins[binIndex].songs.append(BinSong(trackId: id))
+                state.changes.songs.insert(.init(bin: number, track: id))
+            }
+            ids += refill.prefix(count - ids.count)
+        }
+        return (ids, source)
+    }
+
+    /// The bin's songs outside `avoiding`, ordered for playing: tier (liked first, unless this is an
+    /// exploration draw), then a Thompson sample of Beta(1 + likes, 1 + dislikes).
+    func rankSongs(_ bin: Bin, count: Int, avoiding recent: Set<String>, rng: inout SeededGenerator) -> [String] {
         let explore = rng.unit() < 0.15
         var scored: [(tier: Int, sample: Double, id: String)] = []
         scored.reserveCapacity(bin.songs.count)
@@ -211,13 +231,7 @@ public struct Recommender: Sendable {
             scored.append((tier, sample, s.trackId))
         }
         scored.sort { ($0.tier, $0.sample) > ($1.tier, $1.sample) }
-        var ids = scored.prefix(count).map(\.id)
-        var source = "bin"
-        if ids.count < count {
-            if ids.isEmpty { source = "catalog" }
-            ids += similarCatalogTracks(for: bin, count: count - ids.count, avoiding: recent.union(ids), rng: &rng)
-        }
-        return (ids, source)
+        return scored.prefix(count).map(\.id)
     }
 
     /// Catalog tracks whose audio profile and genres fit the bin (its liked songs, else all its songs,

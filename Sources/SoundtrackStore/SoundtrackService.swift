@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 import Synchronization
 import SoundtrackCatalog
 import SoundtrackContext
@@ -12,12 +13,15 @@ public final class SoundtrackService: Sendable {
     public let store: Store
     /// The engine (its catalog is replaced per transaction by the store's).
     public let engine: Recommender
+    /// Where the service reports what it did (user ids, bin ids, counts; never coordinates, titles or device names).
+    public let logger: Logger
     private let indexCache = IndexCache()
 
     /// Creates a service.
-    public init(store: Store, engine: Recommender) {
+    public init(store: Store, engine: Recommender, logger: Logger = Logger(label: "soundtrack.service")) {
         self.store = store
         self.engine = engine
+        self.logger = logger
     }
 
     /// The result of one feedback event.
@@ -48,6 +52,10 @@ public final class SoundtrackService: Sendable {
             let (pick, record) = engine.pick(snapshot, state: &state, top: top)
             try Store.saveState(db, &state)
             try Store.insertPick(db, record, seq: seq)
+            logger.debug("pick", metadata: [
+                "user": "\(pick.user)", "pick": "\(pick.pickId)", "bin": "\(pick.bin.id)",
+                "created": "\(pick.bin.created)", "score": "\(pick.bin.score)", "source": "\(pick.source)",
+            ])
             return pick
         }
     }
@@ -60,6 +68,7 @@ public final class SoundtrackService: Sendable {
                 guard owner == event.user else {
                     throw InputError(path: "id", expected: "an event id not used by another user", got: "'\(event.id)'")
                 }
+                logger.debug("feedback duplicate", metadata: ["user": "\(event.user)", "event": "\(event.id)"])
                 return .duplicate
             }
             let engine = self.engine(db)
@@ -85,6 +94,11 @@ public final class SoundtrackService: Sendable {
                     event.playedMs, event.pickId, outcome.bin, outcome.switchedTo,
                     keep ? event.snapshot?.json().serialized() : nil, seq,
                 ])
+            logger.debug("feedback", metadata: [
+                "user": "\(event.user)", "event": "\(event.id)", "signal": "\(event.signal.rawValue)",
+                "bin": "b-\(outcome.bin)", "streak": "\(outcome.dislikeStreak)",
+                "switched_to": "\(outcome.switchedTo.map { "b-\($0)" } ?? "-")",
+            ])
             return .applied(outcome)
         }
     }

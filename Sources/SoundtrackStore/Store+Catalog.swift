@@ -49,7 +49,7 @@ extension Store {
 
     static func tracks(_ db: Database, ids: [String]) throws -> [String: Track] {
         var out: [String: Track] = [:]
-        let stmt = try db.cachedStatement(sql: "SELECT * FROM songs WHERE id = ?")
+        let stmt = try db.cachedStatement(sql: "SELECT \(columns) FROM songs WHERE id = ?")
         for id in ids where out[id] == nil {
             if let row = try Row.fetchOne(stmt, arguments: [id]) { out[id] = track(row) }
         }
@@ -62,18 +62,25 @@ extension Store {
     }
 
     static func allTracks(_ db: Database) throws -> [Track] {
-        try Row.fetchAll(db, sql: "SELECT * FROM songs ORDER BY rowid").map(track)
+        var out: [Track] = []
+        out.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM songs") ?? 0)
+        let rows = try Row.fetchCursor(db, sql: "SELECT \(columns) FROM songs ORDER BY rowid")
+        while let r = try rows.next() { out.append(track(r)) }
+        return out
     }
 
+    /// The columns of `songs` in the order ``track(_:)`` reads them by position.
+    static let columns = "id, title, artist, album, year, genres, duration_ms, popularity, tempo, energy, valence, danceability, acousticness, instrumentalness, speechiness, loudness"
+
+    /// A track from a row of ``columns`` (read by position: this is the catalog-loading hot path).
     static func track(_ r: Row) -> Track {
-        let genres: String = r["genres"]
+        let genres: String = r[5]
         return Track(
-            id: r["id"], title: r["title"], artist: r["artist"], album: r["album"], year: r["year"],
+            id: r[0], title: r[1], artist: r[2], album: r[3], year: r[4],
             genres: genres.isEmpty ? [] : genres.split(separator: ";").map(String.init),
-            durationMs: r["duration_ms"], popularity: r["popularity"],
+            durationMs: r[6], popularity: r[7],
             audio: AudioFeatures(
-                tempo: r["tempo"], energy: r["energy"], valence: r["valence"], danceability: r["danceability"],
-                acousticness: r["acousticness"], instrumentalness: r["instrumentalness"],
-                speechiness: r["speechiness"], loudness: r["loudness"]))
+                tempo: r[8], energy: r[9], valence: r[10], danceability: r[11],
+                acousticness: r[12], instrumentalness: r[13], speechiness: r[14], loudness: r[15]))
     }
 }

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import Logging
+import Synchronization
 import SoundtrackApp
 import SoundtrackContext
 import SoundtrackStore
@@ -15,6 +17,9 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "A directory with thresholds.v1.json, weights.v1.json and priors.v1.json (default: the models built in, identical to Models/).")
     var models: String?
 
+    @Option(name: .long, help: "Log level on standard error: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .warning
+
     var path: String {
         db ?? ProcessInfo.processInfo.environment["SOUNDTRACK_DB"] ?? "soundtrack.sqlite"
     }
@@ -26,8 +31,15 @@ struct StoreOptions: ParsableArguments {
         let exeURL = exe.path.contains("/") ? exe : nil
         let candidates = Bootstrap.catalogCandidates(
             executable: exeURL ?? Bundle.main.executableURL, workingDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+        let level = logLevel
+        LoggingSystem.bootstrapOnce { label in
+            var h = StreamLogHandler.standardError(label: label)
+            h.logLevel = level
+            return h
+        }
         let (service, imported) = try Bootstrap.open(
-            path: path, models: m, seed: seed, catalogCandidates: loadBundledCatalog ? candidates : nil, durable: durable)
+            path: path, models: m, seed: seed, catalogCandidates: loadBundledCatalog ? candidates : nil, durable: durable,
+            logger: Logger(label: "soundtrack"))
         if let (url, report) = imported {
             stderr("created \(path): loaded \(report.accepted) tracks from \(url.path)\(report.rejectedCount > 0 ? " (\(report.rejectedCount) rows rejected)" : "")")
         }
@@ -62,4 +74,19 @@ func jsonLines(_ data: Data) -> [(Int, Data)] {
         start = end < data.endIndex ? data.index(after: end) : end
     }
     return out
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+extension LoggingSystem {
+    private static let once = Mutex(false)
+
+    /// Bootstraps logging the first time only (LoggingSystem traps on a second bootstrap).
+    static func bootstrapOnce(_ factory: @escaping @Sendable (String) -> any LogHandler) {
+        let first = once.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        if first { bootstrap(factory) }
+    }
 }
