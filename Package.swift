@@ -14,6 +14,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         // CBLAS from Debian's libblas-dev (netlib reference BLAS, or any alternative providing cblas.h).
@@ -52,11 +56,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The HTTP service: Hummingbird router, API keys, rate limits, cached per-user state, group commit.
+        .target(
+            name: "SoundtrackServer",
+            dependencies: [
+                "SoundtrackApp", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The one executable: a thin shell over the libraries.
         .executableTarget(
             name: "soundtrack",
             dependencies: [
-                "SoundtrackApp", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                "SoundtrackServer", "SoundtrackApp", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -78,6 +95,15 @@ let package = Package(
         .testTarget(
             name: "SoundtrackCLITests",
             dependencies: ["SoundtrackApp", "SoundtrackStore", "SoundtrackContext"]
+        ),
+        .testTarget(
+            name: "SoundtrackServerTests",
+            dependencies: [
+                "SoundtrackServer", "SoundtrackApp", "SoundtrackStore", "SoundtrackContext",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ]
 )

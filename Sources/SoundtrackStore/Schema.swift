@@ -115,6 +115,22 @@ enum Schema {
                 CREATE INDEX feedback_user ON feedback(user_id, applied_seq);
                 """)
         }
+        m.registerMigration("v2") { db in
+            // API keys of the HTTP service: only a SHA-256 hash of each secret is kept.
+            try db.execute(sql: """
+                CREATE TABLE api_keys (
+                    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) BETWEEN 4 AND 64),
+                    hash TEXT NOT NULL UNIQUE CHECK (length(hash) = 64),
+                    role TEXT NOT NULL CHECK (role IN ('user', 'admin')),
+                    user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
+                    label TEXT CHECK (label IS NULL OR length(label) <= 128),
+                    created_at TEXT NOT NULL,
+                    revoked_at TEXT,
+                    CHECK ((role = 'user') = (user_id IS NOT NULL))
+                );
+                CREATE INDEX api_keys_user ON api_keys(user_id);
+                """)
+        }
         return m
     }
 }

@@ -1,0 +1,83 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import SoundtrackContext
+
+/// An error the API shows its caller: an HTTP status, a stable machine-readable code and a
+/// message that names the field at fault, rendered as
+/// `{"error": {"code": "bad_request", "message": "…", "field": "location.lat"}}`.
+public struct APIError: HTTPResponseError, Sendable, Equatable {
+    /// The HTTP status.
+    public var status: HTTPResponse.Status
+    /// A stable code (`bad_request`, `unauthorized`, `forbidden`, `not_found`, `unknown_user`,
+    /// `payload_too_large`, `rate_limited`, `conflict`, `unavailable`, `internal`).
+    public var code: String
+    /// A human-readable message; never internals.
+    public var message: String
+    /// The JSON path of the field at fault, when there is one.
+    public var field: String?
+    /// Seconds to wait before retrying (`rate_limited`, `unavailable`).
+    public var retryAfter: Int?
+
+    /// Creates an error.
+    public init(_ status: HTTPResponse.Status, code: String, message: String, field: String? = nil, retryAfter: Int? = nil) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+        self.retryAfter = retryAfter
+    }
+
+    /// 400 `bad_request` from an engine validation error (its description names the field).
+    public static func badRequest(_ e: InputError) -> APIError {
+        APIError(.badRequest, code: "bad_request", message: e.description, field: e.path.isEmpty ? nil : e.path)
+    }
+
+    /// 401: no key, or a key that is unknown or revoked.
+    public static let unauthorized = APIError(
+        .unauthorized, code: "unauthorized", message: "a valid API key is required: Authorization: Bearer <key>")
+
+    /// 403: the key does not reach this user or route.
+    public static func forbidden(_ what: String) -> APIError {
+        APIError(.forbidden, code: "forbidden", message: what)
+    }
+
+    /// 404 `unknown_user`.
+    public static func unknownUser(_ id: String, field: String = "user") -> APIError {
+        APIError(.notFound, code: "unknown_user", message: "\(field): no such user '\(id)'", field: field)
+    }
+
+    /// 404 `not_found` for a route that does not exist.
+    public static let notFound = APIError(.notFound, code: "not_found", message: "no such route")
+
+    /// 413 `payload_too_large`.
+    public static func payloadTooLarge(limit: Int) -> APIError {
+        APIError(.contentTooLarge, code: "payload_too_large", message: "the request body exceeds \(limit) bytes")
+    }
+
+    /// 429 `rate_limited`.
+    public static func rateLimited(retryAfter: Int) -> APIError {
+        APIError(.tooManyRequests, code: "rate_limited", message: "too many requests for this key; retry after \(retryAfter) s", retryAfter: retryAfter)
+    }
+
+    /// 503 `unavailable` (shutting down).
+    public static let unavailable = APIError(.serviceUnavailable, code: "unavailable", message: "the service is shutting down", retryAfter: 1)
+
+    /// 500 `internal`: the details are logged (without sensitive fields), never shown.
+    public static let `internal` = APIError(.internalServerError, code: "internal", message: "internal error")
+
+    /// The error as a JSON object (`{"code", "message", "field"?}`).
+    public var json: JSONValue {
+        var pairs: [(String, JSONValue)] = [("code", .string(code)), ("message", .string(message))]
+        if let field { pairs.append(("field", .string(field))) }
+        return .object(pairs)
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        let body = JSONValue.object([("error", json)]).serialized()
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Synchronization
+import SoundtrackStore
+
+/// Who a request acts as: the key that authenticated it.
+public struct Principal: Sendable, Equatable {
+    /// The key's public id.
+    public var keyId: String
+    /// The key's role.
+    public var role: APIKeyRecord.Role
+    /// The user of a user key.
+    public var user: String?
+
+    /// Whether this key may act on `user`: an admin key reaches everyone, a user key only its own user.
+    public func may(reach user: String) -> Bool {
+        role == .admin || self.user == user
+    }
+
+    /// Throws 403 unless the key may act on `user`.
+    public func authorize(user: String) throws(APIError) {
+        guard may(reach: user) else { throw APIError.forbidden("this key may not act on user '\(user)'") }
+    }
+
+    /// Throws 403 unless this is an admin key.
+    public func requireAdmin() throws(APIError) {
+        guard role == .admin else { throw APIError.forbidden("this route needs an admin key") }
+    }
+}
+
+/// Checks `Authorization: Bearer <key>` against the stored hashes, with a short-lived cache so a
+/// hot key costs one SHA-256 and a dictionary lookup, and applies each key's rate limit.
+public final class Authenticator: Sendable {
+    private struct Entry {
+        var principal: Principal?
+        var expires: Double
+    }
+
+    private let store: Store
+    private let ttl: Double
+    private let clock: ServerClock
+    private let cache = Mutex<[String: Entry]>([:])
+    private let limiter: RateLimiter
+    private let userRate: RateLimit
+    private let adminRate: RateLimit
+
+    /// Creates an authenticator over the store's `api_keys` table.
+    public init(store: Store, configuration: ServerConfiguration) {
+        self.store = store
+        ttl = configuration.keyCacheSeconds
+        clock = configuration.clock
+        limiter = RateLimiter(clock: configuration.clock)
+        userRate = configuration.userRate
+        adminRate = configuration.adminRate
+    }
+
+    /// The principal of an `Authorization` header value, after its rate limit.
+    /// - Throws: 401 `unauthorized` (no, malformed, unknown or revoked key), 429 `rate_limited`.
+    public func authenticate(authorization: String?) throws -> Principal {
+        guard let header = authorization, header.count < 200 else { throw APIError.unauthorized }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw APIError.unauthorized }
+        let key = parts[1].trimmingCharacters(in: .whitespaces)
+        guard APIKeys.isWellFormed(key) else { throw APIError.unauthorized }
+        let hash = APIKeys.hash(key)
+        let now = clock.monotonic()
+        let cached = cache.withLock { $0[hash] }
+        let principal: Principal?
+        if let cached, cached.expires > now {
+            principal = cached.principal
+        } else {
+            let record = try store.key(hash: hash)
+            principal = record.flatMap { r in r.revokedAt == nil ? Principal(keyId: r.id, role: r.role, user: r.user) : nil }
+            cache.withLock { c in
+                if c.count > 100_000 { c.removeAll(keepingCapacity: true) }
+                c[hash] = Entry(principal: principal, expires: now + ttl)
+            }
+        }
+        guard let principal else { throw APIError.unauthorized }
+        let limit = principal.role == .admin ? adminRate : userRate
+        if let wait = limiter.take(key: principal.keyId, limit: limit) {
+            throw APIError.rateLimited(retryAfter: max(1, Int(wait.rounded(.up))))
+        }
+        return principal
+    }
+
+    /// Forgets cached lookups (after keys change in this process).
+    public func invalidate() {
+        cache.withLock { $0.removeAll() }
+    }
+}

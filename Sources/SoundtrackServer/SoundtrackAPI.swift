@@ -1,0 +1,325 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Synchronization
+import SoundtrackApp
+import SoundtrackCatalog
+import SoundtrackContext
+import SoundtrackEngine
+import SoundtrackStore
+
+/// The HTTP service: routes, authentication, limits, metrics and the writer, assembled over a
+/// ``SoundtrackService``.
+///
+/// ```swift
+/// let api = try SoundtrackAPI(service: service, configuration: config, logger: logger)
+/// let app = api.buildApplication()
+/// try await app.runService()          // SIGTERM/SIGINT: graceful shutdown
+/// ```
+public final class SoundtrackAPI: Sendable {
+    /// The recommender with its per-user cache and group-commit writer.
+    public let live: LiveRecommender
+    /// API key checks and rate limits.
+    public let authenticator: Authenticator
+    /// Prometheus metrics.
+    public let metrics: ServerMetrics
+    /// The configuration the service runs with.
+    public let configuration: ServerConfiguration
+    let writer: GroupCommitWriter
+    let logger: Logger
+
+    /// Builds the service: loads the catalog index into memory and prepares the writer.
+    /// - Throws: database errors while loading the catalog.
+    public init(service: SoundtrackService, configuration: ServerConfiguration, logger: Logger) throws {
+        let metrics = ServerMetrics()
+        let index = CatalogIndex(tracks: try service.store.allTracks())
+        let live = LiveRecommender(service: service, index: index, metrics: metrics, logger: logger)
+        let writer = GroupCommitWriter(
+            store: service.store, maxBatch: configuration.maxWriteBatch, metrics: metrics, logger: logger,
+            settled: { item, error in live.settled(item, error) })
+        live.attach(writer)
+        self.live = live
+        self.writer = writer
+        self.metrics = metrics
+        self.configuration = configuration
+        self.logger = logger
+        authenticator = Authenticator(store: service.store, configuration: configuration)
+    }
+
+    /// The routes of the API (method and path template), as the router and the OpenAPI document list them.
+    public static let routes: [(method: HTTPRequest.Method, path: String)] = [
+        (.post, "/v1/picks"), (.post, "/v1/feedback"), (.get, "/v1/users/{id}/bins"), (.post, "/v1/users"),
+        (.delete, "/v1/users/{id}"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json"),
+    ]
+
+    /// The application: the router on `configuration.host:port`, with the writer as a service that
+    /// stops after the server has finished its in-flight requests.
+    public func buildApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        Application(
+            router: buildRouter(),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            services: [writer],
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+            logger: logger)
+    }
+
+    /// The router with every route and middleware.
+    public func buildRouter() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.add(middleware: ErrorAndMetricsMiddleware(metrics: metrics, logger: logger, clock: configuration.clock))
+        router.post("/v1/picks") { request, _ in try await self.postPick(request) }
+        router.post("/v1/feedback") { request, _ in try await self.postFeedback(request) }
+        router.get("/v1/users/{id}/bins") { request, context in try self.getBins(request, id: context.parameters.require("id")) }
+        router.post("/v1/users") { request, _ in try await self.postUser(request) }
+        router.delete("/v1/users/{id}") { request, context in try await self.deleteUser(request, id: context.parameters.require("id")) }
+        router.get("/healthz") { _, _ in Self.json(.object([("status", .string("ok"))])) }
+        router.get("/readyz") { _, _ in
+            guard self.writer.isOpen else { throw APIError.unavailable }
+            return Self.json(.object([("status", .string("ready"))]))
+        }
+        router.get("/metrics") { _, _ in
+            self.metrics.cachedUsers.set(Double(self.live.cachedUsers))
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: self.metrics.exposition())))
+        }
+        router.get("/openapi.json") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json)))
+        }
+        return router
+    }
+
+    // MARK: - Handlers
+
+    private func postPick(_ request: Request) async throws -> Response {
+        let principal = try authenticate(request)
+        let body = try await readBody(request)
+        let snapshot: Snapshot
+        do {
+            snapshot = try body.withUnsafeReadableBytes { raw throws(InputError) in try Snapshot.decode(bytes: raw) }
+        } catch {
+            throw APIError.badRequest(error)
+        }
+        try principal.authorize(user: snapshot.user)
+        let query = request.uri.queryParameters
+        var top = 1
+        if let t = query.get("top") {
+            guard let n = Int(t), (1...100).contains(n) else {
+                throw APIError.badRequest(InputError(path: "top", expected: "an integer in 1...100", got: "'\(t.prefix(20))'"))
+            }
+            top = n
+        }
+        var learn = true
+        if let l = query.get("learn") {
+            guard l == "true" || l == "false" else {
+                throw APIError.badRequest(InputError(path: "learn", expected: "true or false", got: "'\(l.prefix(20))'"))
+            }
+            learn = l == "true"
+        }
+        let pick = try live.pick(snapshot, top: top, learn: learn)
+        return Self.json(pick.json(includeRanked: top > 1))
+    }
+
+    private func postFeedback(_ request: Request) async throws -> Response {
+        let principal = try authenticate(request)
+        let body = try await readBody(request)
+        let value: JSONValue
+        do {
+            value = try body.withUnsafeReadableBytes { raw throws(InputError) in try JSONParser.parse(bytes: raw) }
+        } catch {
+            throw APIError.badRequest(error)
+        }
+        var events: [FeedbackEvent] = []
+        let batch: Bool
+        do {
+            switch value {
+            case let .array(items):
+                batch = true
+                guard !items.isEmpty, items.count <= configuration.maxBatchEvents else {
+                    throw InputError(path: "", expected: "a batch of 1 to \(configuration.maxBatchEvents) events", got: "\(items.count) events")
+                }
+                for (i, item) in items.enumerated() { events.append(try FeedbackEvent(json: item, path: "[\(i)]")) }
+            case .object:
+                batch = false
+                events.append(try FeedbackEvent(json: value))
+            default:
+                throw InputError(path: "", expected: "a feedback event (an object) or a batch of events (an array)", got: value.typeDescription)
+            }
+        } catch let e as InputError {
+            throw APIError.badRequest(e)
+        }
+        for (i, e) in events.enumerated() where !principal.may(reach: e.user) {
+            throw APIError(.forbidden, code: "forbidden", message: "this key may not act on user '\(e.user)'", field: batch ? "[\(i)].user" : "user")
+        }
+        let results = await live.feedback(events)
+        if !batch {
+            switch results[0] {
+            case let .success(r): return Self.json(Self.describe(events[0], r))
+            case let .failure(error): throw Self.apiError(error)
+            }
+        }
+        var applied = 0, duplicates = 0, rejected = 0
+        var items: [JSONValue] = []
+        for (i, r) in results.enumerated() {
+            switch r {
+            case let .success(x):
+                if case .duplicate = x { duplicates += 1 } else { applied += 1 }
+                items.append(Self.describe(events[i], x))
+            case let .failure(error):
+                rejected += 1
+                var e = Self.apiError(error)
+                if let f = e.field { e.field = "[\(i)].\(f)" }
+                items.append(.object([("id", .string(events[i].id)), ("status", .string("rejected")), ("error", e.json)]))
+            }
+        }
+        return Self.json(.object([
+            ("applied", .number(Double(applied))), ("duplicates", .number(Double(duplicates))),
+            ("rejected", .number(Double(rejected))), ("results", .array(items)),
+        ]))
+    }
+
+    private func getBins(_ request: Request, id: String) throws -> Response {
+        let principal = try authenticate(request)
+        try principal.authorize(user: id)
+        let bins = try live.bins(user: id)
+        return Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: BinTable.json(bins, user: id))))
+    }
+
+    private func postUser(_ request: Request) async throws -> Response {
+        let principal = try authenticate(request)
+        try principal.requireAdmin()
+        let body = try await readBody(request)
+        do {
+            let value = try body.withUnsafeReadableBytes { raw throws(InputError) in try JSONParser.parse(bytes: raw) }
+            guard case let .object(pairs) = value else {
+                throw InputError(path: "", expected: "a user (an object with id, and optional email, age, region)", got: value.typeDescription)
+            }
+            func field(_ name: String) -> JSONValue? { pairs.first { $0.0 == name }?.1 }
+            func string(_ name: String) throws(InputError) -> String? {
+                switch field(name) {
+                case nil, .null?: return nil
+                case let .string(s)?: return s
+                case let v?: throw InputError(path: name, expected: "a string", got: v.typeDescription)
+                }
+            }
+            guard let id = try string("id") else { throw InputError(path: "id", expected: "a user id", got: "nothing") }
+            var age: Int?
+            switch field("age") {
+            case nil, .null?: break
+            case let .number(n)? where n == n.rounded() && abs(n) < 1e6: age = Int(n)
+            case let v?: throw InputError(path: "age", expected: "an integer", got: v.typeDescription)
+            }
+            try live.addUser(id: id, email: try string("email"), age: age, region: try string("region"), at: configuration.clock.now())
+            guard let u = try live.store.user(id) else { throw APIError.internal }
+            var response = Self.json(.object([
+                ("id", .string(u.id)), ("email_sha256", u.emailHash.map(JSONValue.string) ?? .null),
+                ("age", u.age.map { .number(Double($0)) } ?? .null), ("region", u.region.map(JSONValue.string) ?? .null),
+                ("created_at", .string(Timestamp(date: u.createdAt, offsetSeconds: 0).rfc3339)),
+            ]))
+            response.status = .created
+            return response
+        } catch let e as InputError {
+            if e.path == "id", e.got.hasSuffix("(already exists)") {
+                throw APIError(.conflict, code: "conflict", message: e.description, field: "id")
+            }
+            throw APIError.badRequest(e)
+        }
+    }
+
+    private func deleteUser(_ request: Request, id: String) async throws -> Response {
+        let principal = try authenticate(request)
+        try principal.requireAdmin()
+        guard try await live.forget(user: id) else { throw APIError.unknownUser(id, field: "id") }
+        return Response(status: .noContent)
+    }
+
+    // MARK: - Helpers
+
+    private func authenticate(_ request: Request) throws -> Principal {
+        try authenticator.authenticate(authorization: request.headers[.authorization])
+    }
+
+    private func readBody(_ request: Request) async throws -> ByteBuffer {
+        let limit = configuration.maxBodyBytes
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw APIError.payloadTooLarge(limit: limit)
+        }
+        do {
+            return try await request.body.collect(upTo: limit)
+        } catch let e as any HTTPResponseError where e.status == .contentTooLarge {
+            throw APIError.payloadTooLarge(limit: limit)
+        }
+    }
+
+    static func json(_ value: JSONValue) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: value.serialized())))
+    }
+
+    static func apiError(_ error: any Error) -> APIError {
+        if let e = error as? APIError { return e }
+        if let e = error as? InputError { return .badRequest(e) }
+        return .internal
+    }
+
+    static func describe(_ e: FeedbackEvent, _ r: LiveRecommender.FeedbackResult) -> JSONValue {
+        switch r {
+        case .duplicate:
+            return .object([("id", .string(e.id)), ("status", .string("duplicate"))])
+        case let .applied(o):
+            var pairs: [(String, JSONValue)] = [
+                ("id", .string(e.id)), ("status", .string("applied")), ("bin", .string("b-\(o.bin)")),
+                ("signal", .string(o.signal.rawValue)), ("joined_bin", .bool(o.joinedBin)),
+                ("dislike_streak", .number(Double(o.dislikeStreak))),
+            ]
+            if let s = o.switchedTo { pairs.append(("switched_to", .string("b-\(s)"))) }
+            if let c = o.createdBin { pairs.append(("created_bin", .string("b-\(c)"))) }
+            return .object(pairs)
+        }
+    }
+}
+
+/// Turns every error into a JSON error response (a 500 logged without request data) and records
+/// each request's route, status and latency.
+struct ErrorAndMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+    let logger: Logger
+    let clock: ServerClock
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let e as APIError {
+            response = try e.response(from: request, context: context)
+        } catch let e as any HTTPResponseError {
+            let mapped: APIError
+            switch e.status {
+            case .notFound: mapped = .notFound
+            case .contentTooLarge: mapped = .payloadTooLarge(limit: 0)
+            case .badRequest: mapped = APIError(.badRequest, code: "bad_request", message: "malformed request")
+            default: mapped = APIError(e.status, code: e.status.code < 500 ? "bad_request" : "internal", message: e.status.reasonPhrase)
+            }
+            response = try mapped.response(from: request, context: context)
+        } catch {
+            // Only the route and the error's type: never the body, the query or the error's text.
+            logger.error("internal error", metadata: [
+                "route": "\(context.endpointPath ?? "unknown")", "method": "\(request.method)",
+                "error_type": "\(String(describing: type(of: error)))",
+            ])
+            response = try APIError.internal.response(from: request, context: context)
+        }
+        metrics.request(
+            route: context.endpointPath ?? "unmatched", method: request.method.rawValue, status: response.status.code,
+            duration: ContinuousClock.now - start)
+        return response
+    }
+}

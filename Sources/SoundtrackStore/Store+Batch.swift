@@ -1,0 +1,142 @@
+import Foundation
+import GRDB
+import SoundtrackContext
+import SoundtrackEngine
+
+/// A user's engine state plus what the store needs to apply feedback without reading it again:
+/// the state a serving layer keeps in memory between requests.
+public struct CachedUserState: Sendable {
+    /// The engine state.
+    public var state: UserState
+    /// The `applied_seq` of the user's last applied feedback event (0 when none).
+    public var feedbackSeq: Int64
+    /// The user's `keep_raw_snapshots` setting.
+    public var keepRawSnapshots: Bool
+
+    /// Creates a cached state.
+    public init(state: UserState, feedbackSeq: Int64, keepRawSnapshots: Bool) {
+        self.state = state
+        self.feedbackSeq = feedbackSeq
+        self.keepRawSnapshots = keepRawSnapshots
+    }
+}
+
+/// One change computed in memory and waiting to be written: several are committed together in
+/// one transaction by ``Store/commit(_:)`` (group commit).
+public enum PendingWrite: Sendable {
+    /// A pick: the user's state after it (with its ``UserState/changes``), the pick record and its sequence number.
+    case pick(state: UserState, record: PickRecord, seq: Int64)
+    /// A feedback event: the state after it, the event, what it did, its `applied_seq`, and whether to keep its snapshot.
+    case feedback(state: UserState, event: FeedbackEvent, outcome: FeedbackOutcome, seq: Int64, keepSnapshot: Bool)
+    /// Deleting every row of a user.
+    case forget(user: String)
+
+    /// The user the write is about.
+    public var user: String {
+        switch self {
+        case let .pick(state, _, _): return state.user
+        case let .feedback(state, _, _, _, _): return state.user
+        case let .forget(user): return user
+        }
+    }
+}
+
+extension Store {
+    /// Loads a user's state with the feedback sequence and settings, for a cache.
+    /// - Throws: ``InputError`` (`user`) when there is no such user.
+    public func loadCachedState(user: String, defaults: [Float]) throws -> CachedUserState {
+        try writer.read { db in
+            let state = try Self.loadState(db, user: user, defaults: defaults)
+            let seq = try Int64.fetchOne(db, sql: "SELECT max(applied_seq) FROM feedback WHERE user_id = ?", arguments: [user]) ?? 0
+            let keep = try Bool.fetchOne(db, sql: "SELECT keep_raw_snapshots FROM user_settings WHERE user_id = ?", arguments: [user]) ?? false
+            return CachedUserState(state: state, feedbackSeq: seq, keepRawSnapshots: keep)
+        }
+    }
+
+    /// A committed pick of a user, or `nil`.
+    public func pickRecord(id: String, user: String) throws -> PickRecord? {
+        try writer.read { db in try Self.loadPick(db, id: id, user: user) }
+    }
+
+    /// The user a committed feedback event id belongs to, or `nil` when the id is new.
+    public func feedbackOwner(eventId: String) throws -> String? {
+        try writer.read { db in
+            try String.fetchOne(db, sql: "SELECT user_id FROM feedback WHERE id = ?", arguments: [eventId])
+        }
+    }
+
+    /// The number of feedback rows: all users, or one.
+    public func feedbackCount(user: String? = nil) throws -> Int {
+        try writer.read { db in
+            if let user {
+                return try Int.fetchOne(db, sql: "SELECT count(*) FROM feedback WHERE user_id = ?", arguments: [user]) ?? 0
+            }
+            return try Int.fetchOne(db, sql: "SELECT count(*) FROM feedback") ?? 0
+        }
+    }
+
+    /// The ids of all committed feedback events.
+    public func feedbackIds() throws -> [String] {
+        try writer.read { db in try String.fetchAll(db, sql: "SELECT id FROM feedback ORDER BY id") }
+    }
+
+    /// Commits writes in one transaction, in order. Successive states of one user are written
+    /// once, from the latest state with the union of their changes; every pick and feedback row is inserted.
+    /// - Throws: a database error; then nothing of the batch is written.
+    public func commit(_ writes: [PendingWrite]) throws {
+        try writer.write { db in try Self.commit(writes, db) }
+    }
+
+    /// ``commit(_:)`` without blocking the caller's thread.
+    public func commitAsync(_ writes: [PendingWrite]) async throws {
+        try await writer.write { db in try Self.commit(writes, db) }
+    }
+
+    static func commit(_ writes: [PendingWrite], _ db: Database) throws {
+        var latest: [String: UserState] = [:]
+        var order: [String] = []
+        func merge(_ s: UserState) {
+            guard var old = latest[s.user] else {
+                latest[s.user] = s
+                order.append(s.user)
+                return
+            }
+            var c = old.changes
+            c.bins.formUnion(s.changes.bins)
+            c.songs.formUnion(s.changes.songs)
+            c.weights = c.weights || s.changes.weights
+            c.places = c.places || s.changes.places
+            old = s
+            old.changes = c
+            latest[s.user] = old
+        }
+        func flush() throws {
+            for user in order {
+                if var s = latest[user] { try saveState(db, &s) }
+            }
+            latest.removeAll(keepingCapacity: true)
+            order.removeAll(keepingCapacity: true)
+        }
+        for w in writes {
+            switch w {
+            case let .pick(state, record, seq):
+                merge(state)
+                try insertPick(db, record, seq: seq)
+            case let .feedback(state, event, outcome, seq, keep):
+                merge(state)
+                try db.cachedStatement(sql: """
+                    INSERT INTO feedback (id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """).execute(arguments: [
+                        event.id, event.user, event.at.date.timeIntervalSince1970, event.track, event.signal.rawValue,
+                        event.playedMs, event.pickId, outcome.bin, outcome.switchedTo,
+                        keep ? event.snapshot?.json().serialized() : nil, seq,
+                    ])
+            case let .forget(user):
+                try flush()
+                try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [user])
+            }
+        }
+        try flush()
+    }
+}

@@ -1,0 +1,279 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import SoundtrackContext
+import SoundtrackServer
+import SoundtrackStore
+
+/// The router driven in process: auth, every error path, limits, and the happy paths.
+@Suite struct RouterTests {
+    @Test func openRoutesNeedNoKey() async throws {
+        let f = try Fixture()
+        try await f.api.buildApplication().test(.router) { client in
+            #expect(try await client.send(.get, "/healthz").status == .ok)
+            let ready = try await client.send(.get, "/readyz")
+            #expect(ready.status == .ok)
+            #expect(ready.json["status"]?.stringValue == "ready")
+            let doc = try await client.send(.get, "/openapi.json")
+            #expect(doc.status == .ok)
+            #expect(doc.json["openapi"]?.stringValue == "3.1.0")
+            let notFound = try await client.send(.get, "/v1/nothing-here")
+            #expect(notFound.status == .notFound)
+            #expect(notFound.errorCode == "not_found")
+        }
+    }
+
+    @Test func authentication() async throws {
+        var f = try Fixture()
+        f.keys["revoked"] = nil
+        let keys = f.keys, admin = f.admin
+        let body = Doc.snapshot(user: "u-1")
+        try await f.api.buildApplication().test(.router) { client in
+            // No key.
+            var r = try await client.send(.post, "/v1/picks", body: body)
+            #expect(r.status == .unauthorized)
+            #expect(r.errorCode == "unauthorized")
+            #expect(r.headers[.wwwAuthenticate] == "Bearer")
+            // Not a bearer key, a malformed key, a well-formed unknown key.
+            for header in ["Basic dTp4", "Bearer nonsense", "Bearer stk_0123456789ab_" + String(repeating: "0", count: 48)] {
+                r = try await client.execute(
+                    uri: "/v1/picks", method: .post, headers: [.authorization: header], body: ByteBuffer(string: body))
+                #expect(r.status == .unauthorized, "\(header)")
+                #expect(r.errorCode == "unauthorized")
+            }
+            // Another user's key.
+            r = try await client.send(.post, "/v1/picks", key: keys["u-2"], body: body)
+            #expect(r.status == .forbidden)
+            #expect(r.errorCode == "forbidden")
+            // The user's own key.
+            r = try await client.send(.post, "/v1/picks", key: keys["u-1"], body: body)
+            #expect(r.status == .ok)
+            #expect(r.json["pick_id"]?.stringValue?.hasPrefix("p-") == true)
+            #expect(r.json["user"]?.stringValue == "u-1")
+            // An admin key reaches every user.
+            r = try await client.send(.post, "/v1/picks", key: admin, body: Doc.snapshot(user: "u-2"))
+            #expect(r.status == .ok)
+            // A user key cannot manage users.
+            r = try await client.send(.post, "/v1/users", key: keys["u-1"], body: #"{"id": "u-9"}"#)
+            #expect(r.status == .forbidden)
+            r = try await client.send(.delete, "/v1/users/u-2", key: keys["u-1"])
+            #expect(r.status == .forbidden)
+            // Bins: own yes, other no.
+            #expect(try await client.send(.get, "/v1/users/u-1/bins", key: keys["u-1"]).status == .ok)
+            #expect(try await client.send(.get, "/v1/users/u-2/bins", key: keys["u-1"]).status == .forbidden)
+            #expect(try await client.send(.get, "/v1/users/u-2/bins", key: admin).status == .ok)
+        }
+    }
+
+    @Test func revokedKeyStopsWorking() async throws {
+        let f = try Fixture { $0.keyCacheSeconds = 0 }
+        let key = f.keys["u-1"]!
+        let store = f.service.store
+        try await f.api.buildApplication().test(.router) { client in
+            #expect(try await client.send(.get, "/v1/users/u-1/bins", key: key).status == .ok)
+            let id = try #require(try store.keys().first { $0.user == "u-1" }?.id)
+            #expect(try store.revokeKey(id: id, at: Date()))
+            let r = try await client.send(.get, "/v1/users/u-1/bins", key: key)
+            #expect(r.status == .unauthorized)
+        }
+    }
+
+    @Test func badInputNamesTheField() async throws {
+        let f = try Fixture()
+        let key = f.keys["u-1"]!, admin = f.admin
+        try await f.api.buildApplication().test(.router) { client in
+            var r = try await client.send(.post, "/v1/picks", key: key, body: "{not json")
+            #expect(r.status == .badRequest)
+            #expect(r.errorCode == "bad_request")
+            r = try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-1", lat: 123.5))
+            #expect(r.status == .badRequest)
+            #expect(r.errorField == "location.lat")
+            #expect(r.json["error"]?["message"]?.stringValue?.contains("location.lat") == true)
+            r = try await client.send(.post, "/v1/picks", key: key, body: #"{"user": "u-1"}"#)
+            #expect(r.status == .badRequest)
+            #expect(r.errorField == "at")
+            r = try await client.send(.post, "/v1/picks?top=0", key: key, body: Doc.snapshot(user: "u-1"))
+            #expect(r.status == .badRequest)
+            #expect(r.errorField == "top")
+            r = try await client.send(.post, "/v1/picks?learn=maybe", key: key, body: Doc.snapshot(user: "u-1"))
+            #expect(r.errorField == "learn")
+            // Unknown user (an admin key reaches it, but it does not exist).
+            r = try await client.send(.post, "/v1/picks", key: admin, body: Doc.snapshot(user: "ghost"))
+            #expect(r.status == .notFound)
+            #expect(r.errorCode == "unknown_user")
+            r = try await client.send(.get, "/v1/users/ghost/bins", key: admin)
+            #expect(r.errorCode == "unknown_user")
+            // Feedback: wrong type, a missing context, an unknown pick.
+            r = try await client.send(.post, "/v1/feedback", key: key, body: "42")
+            #expect(r.status == .badRequest)
+            r = try await client.send(.post, "/v1/feedback", key: key, body: #"{"id": "e1", "user": "u-1", "at": "2026-03-14T07:45:02+01:00", "track": "x", "signal": "meh"}"#)
+            #expect(r.errorField == "signal")
+            r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "e1", user: "u-1", track: "t", pickId: "p-nope"))
+            #expect(r.status == .badRequest)
+            #expect(r.errorField == "pick_id")
+            r = try await client.send(.post, "/v1/feedback", key: key, body: "[]")
+            #expect(r.status == .badRequest)
+            // Users.
+            r = try await client.send(.post, "/v1/users", key: admin, body: #"{"id": "u-9", "age": 7}"#)
+            #expect(r.errorField == "age")
+            r = try await client.send(.post, "/v1/users", key: admin, body: #"{"id": "u-1"}"#)
+            #expect(r.status == .conflict)
+            #expect(r.errorCode == "conflict")
+            r = try await client.send(.post, "/v1/users", key: admin, body: #"{"email": "x@y.z"}"#)
+            #expect(r.errorField == "id")
+            r = try await client.send(.delete, "/v1/users/ghost", key: admin)
+            #expect(r.status == .notFound)
+            #expect(r.errorCode == "unknown_user")
+        }
+    }
+
+    @Test func sizeLimit() async throws {
+        let f = try Fixture { $0.maxBodyBytes = 4096 }
+        let key = f.keys["u-1"]!
+        try await f.api.buildApplication().test(.router) { client in
+            let big = Doc.snapshot(user: "u-1").replacingOccurrences(of: "focused", with: String(repeating: "x", count: 5000))
+            let r = try await client.send(.post, "/v1/picks", key: key, body: big)
+            #expect(r.status == .contentTooLarge)
+            #expect(r.errorCode == "payload_too_large")
+            #expect(try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-1")).status == .ok)
+        }
+    }
+
+    @Test func rateLimit() async throws {
+        let f = try Fixture { $0.userRate = RateLimit(perSecond: 1, burst: 3) }
+        let key = f.keys["u-1"]!, other = f.keys["u-2"]!
+        let clock = f.clock
+        try await f.api.buildApplication().test(.router) { client in
+            for _ in 0..<3 {
+                #expect(try await client.send(.get, "/v1/users/u-1/bins", key: key).status == .ok)
+            }
+            let r = try await client.send(.get, "/v1/users/u-1/bins", key: key)
+            #expect(r.status == .tooManyRequests)
+            #expect(r.errorCode == "rate_limited")
+            #expect(r.headers[.retryAfter] == "1")
+            // Another key has its own bucket.
+            #expect(try await client.send(.get, "/v1/users/u-2/bins", key: other).status == .ok)
+            clock.advance(1.01)
+            #expect(try await client.send(.get, "/v1/users/u-1/bins", key: key).status == .ok)
+        }
+    }
+
+    @Test func pickThenFeedbackIsCommittedAndIdempotent() async throws {
+        let f = try Fixture()
+        let key = f.keys["u-1"]!, key2 = f.keys["u-2"]!
+        let store = f.service.store
+        let track = try f.track
+        try await f.api.buildApplication().test(.router) { client in
+            let pick = try await client.send(.post, "/v1/picks?top=3", key: key, body: Doc.snapshot(user: "u-1"))
+            #expect(pick.status == .ok)
+            #expect(pick.json["ranked"]?.arrayCount == 3)
+            let pickId = try #require(pick.json["pick_id"]?.stringValue)
+            let picked = try #require(pick.json["track"]?["id"]?.stringValue)
+            var r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "ev-1", user: "u-1", track: picked, pickId: pickId))
+            #expect(r.status == .ok)
+            #expect(r.json["status"]?.stringValue == "applied")
+            // Acknowledged means committed.
+            #expect(try store.feedbackCount(user: "u-1") == 1)
+            r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "ev-1", user: "u-1", track: picked, pickId: pickId))
+            #expect(r.json["status"]?.stringValue == "duplicate")
+            #expect(try store.feedbackCount(user: "u-1") == 1)
+            // The same id from another user is an error naming the field.
+            r = try await client.send(.post, "/v1/feedback", key: key2, body: Doc.event(id: "ev-1", user: "u-2", track: track, snapshot: true))
+            #expect(r.status == .badRequest)
+            #expect(r.errorField == "id")
+            // A batch: applied, duplicate, and one rejected (unknown track) without sinking the others.
+            let batch = "[" + [
+                Doc.event(id: "ev-2", user: "u-1", track: track, signal: "dislike", snapshot: true),
+                Doc.event(id: "ev-1", user: "u-1", track: picked, pickId: pickId),
+                Doc.event(id: "ev-3", user: "u-1", track: "no-such-track", snapshot: true),
+                Doc.event(id: "ev-4", user: "u-1", track: track, signal: "skip", snapshot: true),
+            ].joined(separator: ",") + "]"
+            r = try await client.send(.post, "/v1/feedback", key: key, body: batch)
+            #expect(r.status == .ok)
+            #expect(r.json["applied"]?.numberValue == 2)
+            #expect(r.json["duplicates"]?.numberValue == 1)
+            #expect(r.json["rejected"]?.numberValue == 1)
+            #expect(r.json["results"]?[2]?["error"]?["field"]?.stringValue == "[2].track")
+            #expect(try store.feedbackCount(user: "u-1") == 3)
+            // A batch naming another user is refused whole.
+            let mixed = "[" + Doc.event(id: "ev-5", user: "u-1", track: track, snapshot: true) + "," + Doc.event(id: "ev-6", user: "u-2", track: track, snapshot: true) + "]"
+            r = try await client.send(.post, "/v1/feedback", key: key, body: mixed)
+            #expect(r.status == .forbidden)
+            #expect(r.errorField == "[1].user")
+            #expect(try store.feedbackCount(user: "u-1") == 3)
+            // Bins reflect the feedback.
+            r = try await client.send(.get, "/v1/users/u-1/bins", key: key)
+            #expect((r.json.arrayCount ?? 0) >= 1)
+        }
+        // After shutdown, the picks are in the database too.
+        #expect(try store.user("u-1")?.picks == 1)
+    }
+
+    @Test func usersCreateAndForget() async throws {
+        let f = try Fixture()
+        let admin = f.admin
+        let store = f.service.store
+        try await f.api.buildApplication().test(.router) { client in
+            var r = try await client.send(.post, "/v1/users", key: admin, body: #"{"id": "u-9", "email": "Ana@Example.org", "age": 24, "region": "DE"}"#)
+            #expect(r.status == .created)
+            #expect(r.json["id"]?.stringValue == "u-9")
+            #expect(r.json["email_sha256"]?.stringValue?.count == 64)
+            #expect(!r.text.contains("Ana@Example.org"))
+            r = try await client.send(.post, "/v1/picks", key: admin, body: Doc.snapshot(user: "u-9"))
+            #expect(r.status == .ok)
+            let pickId = try #require(r.json["pick_id"]?.stringValue)
+            let track = try #require(r.json["track"]?["id"]?.stringValue)
+            r = try await client.send(.post, "/v1/feedback", key: admin, body: Doc.event(id: "ev-9", user: "u-9", track: track, pickId: pickId))
+            #expect(r.status == .ok)
+            r = try await client.send(.delete, "/v1/users/u-9", key: admin)
+            #expect(r.status == .noContent)
+            #expect(try store.rowCounts(user: "u-9").values.allSatisfy { $0 == 0 })
+            r = try await client.send(.post, "/v1/picks", key: admin, body: Doc.snapshot(user: "u-9"))
+            #expect(r.errorCode == "unknown_user")
+            r = try await client.send(.delete, "/v1/users/u-9", key: admin)
+            #expect(r.errorCode == "unknown_user")
+            // The id can be used again, starting from nothing.
+            r = try await client.send(.post, "/v1/users", key: admin, body: #"{"id": "u-9"}"#)
+            #expect(r.status == .created)
+            r = try await client.send(.get, "/v1/users/u-9/bins", key: admin)
+            #expect(r.json.arrayCount == 0)
+        }
+        #expect(try store.rowCounts(user: "u-9")["picks"] == 0)
+    }
+
+    @Test func metricsCountRoutesPicksAndBins() async throws {
+        let f = try Fixture()
+        let key = f.keys["u-1"]!
+        try await f.api.buildApplication().test(.router) { client in
+            _ = try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-1"))
+            _ = try await client.send(.post, "/v1/picks", body: Doc.snapshot(user: "u-1"))
+            let r = try await client.send(.get, "/metrics")
+            #expect(r.status == .ok)
+            let text = r.text
+            #expect(text.contains(#"soundtrack_http_requests_total{route="/v1/picks",method="POST",status="200"} 1"#))
+            #expect(text.contains(#"soundtrack_http_requests_total{route="/v1/picks",method="POST",status="401"} 1"#))
+            #expect(text.contains("soundtrack_http_request_duration_seconds_bucket"))
+            #expect(text.contains("soundtrack_picks_total 1"))
+            #expect(text.contains("soundtrack_bins_created_total 1"))
+            #expect(text.contains("soundtrack_bin_switches_total"))
+        }
+    }
+
+    @Test func sensitiveFieldsNeverReachTheLogs() async throws {
+        let f = try Fixture()
+        let key = f.keys["u-1"]!
+        let track = try f.track
+        try await f.api.buildApplication().test(.router) { client in
+            _ = try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-1"))
+            _ = try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-1", lat: 142.0267))
+            _ = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "e-1", user: "u-1", track: track, snapshot: true))
+            _ = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "e-2", user: "u-1", track: "nope", snapshot: true))
+        }
+        let logs = f.logs.text
+        for secret in ["42.0267", "93.6465", "oncology", "Confidential", "AirPods", key] {
+            #expect(!logs.contains(secret), "\(secret) reached the logs")
+        }
+    }
+}

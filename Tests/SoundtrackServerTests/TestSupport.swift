@@ -1,0 +1,161 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Synchronization
+import SoundtrackApp
+import SoundtrackContext
+import SoundtrackServer
+import SoundtrackStore
+
+/// Paths of the checkout.
+enum Repo {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let smallCatalog = root.appendingPathComponent("datasets/catalog-small.csv")
+
+    static func tempDir() -> URL {
+        let u = FileManager.default.temporaryDirectory.appendingPathComponent("soundtrack-server-test-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: u, withIntermediateDirectories: true)
+        return u
+    }
+}
+
+/// A clock the test moves by hand.
+final class ManualClock: Sendable {
+    private let seconds = Mutex<Double>(1000)
+    func advance(_ s: Double) { seconds.withLock { $0 += s } }
+    var clock: ServerClock {
+        ServerClock(now: { Date(timeIntervalSince1970: 1_773_000_000) }, monotonic: { self.seconds.withLock { $0 } })
+    }
+}
+
+/// Log lines kept in memory, to check that no sensitive field reaches the logs.
+final class CapturedLogs: Sendable {
+    private let lines = Mutex<[String]>([])
+    var text: String { lines.withLock { $0.joined(separator: "\n") } }
+    func append(_ s: String) { lines.withLock { $0.append(s) } }
+
+    var logger: Logger {
+        var l = Logger(label: "test") { _ in CapturingHandler(sink: self) }
+        l.logLevel = .trace
+        return l
+    }
+}
+
+struct CapturingHandler: LogHandler {
+    let sink: CapturedLogs
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) {
+        sink.append("\(event.level) \(event.message) \(metadata.merging(event.metadata ?? [:]) { $1 })")
+    }
+}
+
+/// A service over a fresh database file with the 500-track catalog, users and keys.
+struct Fixture {
+    let dir: URL
+    let path: String
+    let service: SoundtrackService
+    let api: SoundtrackAPI
+    let logs = CapturedLogs()
+    let clock = ManualClock()
+    var keys: [String: String] = [:]
+    var admin = ""
+
+    init(users: [String] = ["u-1", "u-2"], configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+        dir = Repo.tempDir()
+        path = dir.appendingPathComponent("t.sqlite").path
+        let logger = logs.logger
+        service = try Bootstrap.open(
+            path: path, models: try Models.bundled(), seed: 42, catalogCandidates: [Repo.smallCatalog], durable: false, logger: logger
+        ).service
+        var rng = SystemRandomNumberGenerator()
+        for u in users {
+            try service.store.addUser(id: u, at: Date())
+            let (secret, record) = APIKeys.generate(role: .user, user: u, label: nil, at: Date(), using: &rng)
+            try service.store.insertKey(record)
+            keys[u] = secret
+        }
+        let (secret, record) = APIKeys.generate(role: .admin, user: nil, label: "ops", at: Date(), using: &rng)
+        try service.store.insertKey(record)
+        admin = secret
+        var config = ServerConfiguration()
+        config.port = 0
+        config.clock = clock.clock
+        configure(&config)
+        api = try SoundtrackAPI(service: service, configuration: config, logger: logger)
+    }
+
+    /// A catalog track id (for feedback events).
+    var track: String {
+        get throws { try service.store.allTracks()[7].id }
+    }
+}
+
+/// Example documents.
+enum Doc {
+    static func snapshot(user: String, at: String = "2026-03-14T07:42:10+01:00", lat: Double = 42.0267, place: String = "library") -> String {
+        """
+        {"user": "\(user)", "at": "\(at)",
+         "location": {"lat": \(lat), "lon": -93.6465, "accuracy_m": 12, "speed_mps": 1.4, "place": "\(place)"},
+         "weather": {"temp_c": 3.5, "cloud_pct": 80, "condition": "rain"},
+         "calendar": {"events": [{"title": "Confidential oncology appointment", "start": "2026-03-14T07:30:00+01:00", "end": "2026-03-14T09:00:00+01:00"}]},
+         "bluetooth": {"devices": [{"name": "Ana's secret AirPods", "kind": "headphones"}]},
+         "motion": {"activity": "stationary", "heart_rate_bpm": 64},
+         "tags": {"mood": "focused"}}
+        """
+    }
+
+    static func event(id: String, user: String, track: String, signal: String = "like", pickId: String? = nil, snapshot: Bool = false) -> String {
+        var s = #"{"id": "\#(id)", "user": "\#(user)", "at": "2026-03-14T07:45:02+01:00", "track": "\#(track)", "signal": "\#(signal)""#
+        if let pickId { s += #", "pick_id": "\#(pickId)""# }
+        if snapshot { s += ", \"snapshot\": " + Self.snapshot(user: user) }
+        return s + "}"
+    }
+}
+
+extension TestClientProtocol {
+    /// Sends a request with an optional key and JSON body.
+    func send(_ method: HTTPRequest.Method, _ uri: String, key: String? = nil, body: String? = nil) async throws -> TestResponse {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let key { headers[.authorization] = "Bearer \(key)" }
+        return try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+    }
+}
+
+extension TestResponse {
+    var text: String { String(buffer: body) }
+    var json: JSONValue { (try? JSONParser.parse(text)) ?? .null }
+
+    /// `error.code` of an error body.
+    var errorCode: String? { json["error"]?["code"]?.stringValue }
+    /// `error.field` of an error body.
+    var errorField: String? { json["error"]?["field"]?.stringValue }
+}
+
+extension JSONValue {
+    subscript(index: Int) -> JSONValue? {
+        if case let .array(items) = self, items.indices.contains(index) { return items[index] }
+        return nil
+    }
+
+    var stringValue: String? {
+        if case let .string(s) = self { return s }
+        return nil
+    }
+
+    var numberValue: Double? {
+        if case let .number(n) = self { return n }
+        return nil
+    }
+
+    var arrayCount: Int? {
+        if case let .array(items) = self { return items.count }
+        return nil
+    }
+}

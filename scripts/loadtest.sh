@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Load test of `soundtrack serve` on loopback with wrk (apt-get install wrk).
+#
+#   scripts/loadtest.sh [USERS] [SECONDS] [CONNECTIONS]      defaults: 10000 20 64
+#
+# Creates a fresh database with the bundled 20k catalog, USERS users and one key each, starts
+# the release build of the service on 127.0.0.1, warms every user up (their first picks create
+# bins), then runs picks and feedback for SECONDS each, stops the service with SIGTERM, and checks
+# that the database holds exactly the feedback events the service acknowledged (counted by the
+# service: wrk drops the replies still in flight when its time is up).
+# Environment: SOUNDTRACK_BIN (default .build-server/release/soundtrack, else .build/release/soundtrack),
+# PORT (default 18080), THREADS (wrk threads, default 1), KEEP=1 keeps the work directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+USERS=${1:-10000}
+SECONDS_PER_PHASE=${2:-20}
+CONNECTIONS=${3:-64}
+THREADS=${THREADS:-1}
+PORT=${PORT:-18080}
+BIN=${SOUNDTRACK_BIN:-}
+if [[ -z "$BIN" ]]; then
+  for b in .build-server/release/soundtrack .build/release/soundtrack; do [[ -x $b ]] && { BIN=$b; break; }; done
+fi
+[[ -x "$BIN" ]] || { echo "build first: swift build -c release --product soundtrack" >&2; exit 2; }
+command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 2; }
+(( USERS >= 1 && USERS <= 100000 && SECONDS_PER_PHASE >= 1 && SECONDS_PER_PHASE <= 300 )) || { echo "bounds: 1..100000 users, 1..300 s" >&2; exit 2; }
+
+WORK=$(mktemp -d /tmp/soundtrack-load.XXXXXX)
+DB=$WORK/load.sqlite
+SERVER_PID=
+cleanup() {
+  if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true; fi
+  [[ "${KEEP:-0}" == 1 ]] && echo "work directory: $WORK" || rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+echo "== setup: $USERS users and keys in $DB"
+t0=$(date +%s.%N)
+seq -f "load-%06g" 1 "$USERS" > "$WORK/users.txt"
+"$BIN" keys create --users-file "$WORK/users.txt" --add-users --db "$DB" > "$WORK/keys.tsv"
+python3 - "$DB" > "$WORK/tracks.txt" <<'PY'
+import sqlite3, sys
+for (i,) in sqlite3.connect(sys.argv[1]).execute("SELECT id FROM songs ORDER BY id LIMIT 200"):
+    print(i)
+PY
+printf "   %.1f s\n" "$(echo "$(date +%s.%N) - $t0" | bc)"
+
+"$BIN" serve --db "$DB" --host 127.0.0.1 --port "$PORT" --rate 1000 --log-level notice 2> "$WORK/serve.log" &
+SERVER_PID=$!
+for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null || { cat "$WORK/serve.log"; exit 1; }
+head -1 "$WORK/serve.log"
+
+export KEYS_FILE=$WORK/keys.tsv TRACKS_FILE=$WORK/tracks.txt LUA_DIR=$PWD/scripts/loadtest RUN_ID=run$$
+run() {  # phase script seconds
+  SUMMARY_FILE=$WORK/$1.summary wrk -t"$THREADS" -c"$CONNECTIONS" -d"$3"s --timeout 5s --latency -s "scripts/loadtest/$2.lua" "http://127.0.0.1:$PORT" > "$WORK/$1.wrk"
+}
+echo "== warm-up: picks for ${SECONDS_PER_PHASE}s (first picks create every user's bins)"
+run warmup picks "$SECONDS_PER_PHASE"
+echo "== picks: ${SECONDS_PER_PHASE}s, $CONNECTIONS connections"
+run picks picks "$SECONDS_PER_PHASE"
+echo "== feedback: ${SECONDS_PER_PHASE}s, $CONNECTIONS connections, one event a request"
+run feedback feedback "$SECONDS_PER_PHASE"
+sleep 1  # requests wrk abandoned when its time was up still finish on the server
+curl -fs "http://127.0.0.1:$PORT/metrics" > "$WORK/metrics.txt"
+server_acked=$(sed -n 's/^soundtrack_feedback_events_total{result="applied"} //p' "$WORK/metrics.txt")
+
+echo "== SIGTERM"
+kill -TERM "$SERVER_PID"
+status=0; wait "$SERVER_PID" || status=$?
+SERVER_PID=
+echo "   serve exited with status $status"
+
+get() { sed -n "s/^$2=//p" "$WORK/$1.summary"; }
+stored=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM feedback').fetchone()[0])" "$DB")
+picks_stored=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM picks').fetchone()[0])" "$DB")
+row() {  # phase label
+  local ok failed errors dur p50 p99 max
+  ok=$(get "$1" ok); failed=$(get "$1" failed); errors=$(get "$1" errors); dur=$(get "$1" duration_us)
+  p50=$(get "$1" p50_us); p99=$(get "$1" p99_us); max=$(get "$1" max_us)
+  printf "%-10s %10d %8d %8d %12.0f %9.2f %9.2f %9.2f\n" "$2" "$ok" "$failed" "$errors" \
+    "$(echo "$ok / ($dur / 1000000)" | bc -l)" "$(echo "$p50 / 1000" | bc -l)" "$(echo "$p99 / 1000" | bc -l)" "$(echo "$max / 1000" | bc -l)"
+}
+echo
+echo "users $USERS, $CONNECTIONS connections, ${SECONDS_PER_PHASE}s a phase, $(nproc) cores, $("$BIN" --version)"
+printf "%-10s %10s %8s %8s %12s %9s %9s %9s\n" phase ok non-200 sockerr "per second" "p50 ms" "p99 ms" "max ms"
+row warmup warm-up
+row picks picks
+row feedback feedback
+acked=$(get feedback ok)
+echo
+echo "feedback: acknowledged by the service $server_acked, received by wrk $acked (wrk drops the replies in flight when its time is up)"
+echo "          in the database $stored; picks in the database $picks_stored"
+if [[ "$server_acked" == "$stored" && "$status" == 0 ]] && (( acked <= server_acked && server_acked - acked <= CONNECTIONS )); then
+  echo "OK: the database holds exactly the acknowledged events"
+else
+  echo "MISMATCH"; exit 1
+fi

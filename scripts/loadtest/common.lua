@@ -1,0 +1,52 @@
+-- Shared by picks.lua and feedback.lua: users and keys from $KEYS_FILE ("user<TAB>key" lines),
+-- track ids from $TRACKS_FILE, four daily contexts, per-thread ids.
+users, keys, tracks = {}, {}, {}
+local threads = {}
+local contexts = {
+  { "2026-03-16T08:10:00+01:00", "library", "stationary", 0, "study", "focused" },
+  { "2026-03-16T18:20:00+01:00", "gym", "running", 160, "workout", "energetic" },
+  { "2026-03-16T07:35:00+01:00", "commute", "automotive", 0, "travel", "calm" },
+  { "2026-03-16T21:40:00+01:00", "home", "stationary", 0, "rest", "relaxed" },
+}
+
+function setup(thread)
+  thread:set("tid", #threads + 1)
+  table.insert(threads, thread)
+end
+
+function load_inputs()
+  for line in io.lines(os.getenv("KEYS_FILE")) do
+    local u, k = line:match("^([^\t]+)\t([^\t]+)$")
+    if u then users[#users + 1] = u; keys[#keys + 1] = k end
+  end
+  for line in io.lines(os.getenv("TRACKS_FILE")) do
+    if #line > 0 then tracks[#tracks + 1] = line end
+  end
+  math.randomseed(1000 + tid)
+end
+
+function snapshot(user)
+  local c = contexts[math.random(#contexts)]
+  return string.format(
+    '{"user":"%s","at":"%s","location":{"lat":42.02,"lon":-93.64,"speed_mps":1.0,"place":"%s"},' ..
+    '"weather":{"temp_c":4.5,"cloud_pct":60,"condition":"clouds"},' ..
+    '"calendar":{"events":[{"title":"x","start":"%s","end":"%s","category":"%s"}]},' ..
+    '"motion":{"activity":"%s","steps_per_min":%d,"heart_rate_bpm":80},"tags":{"mood":"%s"}}',
+    user, c[1], c[2], c[1], c[1], c[5], c[3], c[4], c[6])
+end
+
+function headers(i)
+  return { ["Authorization"] = "Bearer " .. keys[i], ["Content-Type"] = "application/json" }
+end
+
+function sum(name)
+  local total = 0
+  for _, t in ipairs(threads) do total = total + (t:get(name) or 0) end
+  return total
+end
+
+function write_summary(file, fields)
+  local f = io.open(file, "w")
+  for k, v in pairs(fields) do f:write(k, "=", tostring(v), "\n") end
+  f:close()
+end
