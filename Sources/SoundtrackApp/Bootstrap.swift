@@ -43,12 +43,7 @@ public struct Models: Sendable {
     }
 
     init(thresholds: Thresholds, weights: [Float], priors: ColdStartPriors) {
-        config = EngineConfig(
-            createBinBelow: Float(thresholds.createBinBelow), repeatWindow: thresholds.repeatWindow,
-            dislikeStreakSwitch: thresholds.dislikeStreakSwitch, learningRate: Float(thresholds.learningRate),
-            weightLearningRate: Float(thresholds.weightLearningRate),
-            seedTracksPerNewBin: thresholds.seedTracksPerNewBin,
-            sessionTimeoutMinutes: Double(thresholds.sessionTimeoutMinutes), defaultWeights: weights)
+        config = EngineConfig(thresholds: thresholds, weights: weights)
         self.priors = priors
     }
 }
