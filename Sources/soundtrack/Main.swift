@@ -34,7 +34,11 @@ struct Entry {
             status = e.rawValue
         } catch {
             let code = Soundtrack.exitCode(for: error)
-            if code == .validationFailure || code.rawValue == 64 {
+            if code == .success {
+                // --help and --version arrive as errors with a success code.
+                print(Soundtrack.fullMessage(for: error))
+                status = Exit.ok
+            } else if code == .validationFailure || code.rawValue == 64 {
                 // Usage errors from argument parsing: the parser's message with usage, exit 2.
                 FileHandle.standardError.write(Data((Soundtrack.fullMessage(for: error) + "\n").utf8))
                 status = Exit.badInput
