@@ -43,12 +43,7 @@ public struct Models: Sendable {
     }
 
     init(thresholds: Thresholds, weights: [Float], priors: ColdStartPriors) {
-        config = EngineConfig(
-            createBinBelow: Float(thresholds.createBinBelow), repeatWindow: thresholds.repeatWindow,
-            dislikeStreakSwitch: thresholds.dislikeStreakSwitch, learningRate: Float(thresholds.learningRate),
-            weightLearningRate: Float(thresholds.weightLearningRate),
-            seedTracksPerNewBin: thresholds.seedTracksPerNewBin,
-            sessionTimeoutMinutes: Double(thresholds.sessionTimeoutMinutes), defaultWeights: weights)
+        config = EngineConfig(thresholds: thresholds, weights: weights)
         self.priors = priors
     }
 }
@@ -57,11 +52,15 @@ public struct Models: Sendable {
 public enum AppError: Error, CustomStringConvertible, Sendable {
     /// The database has no tracks and no bundled catalog was found.
     case noCatalog(searched: [String])
+    /// The database file could not be opened or migrated.
+    case cannotOpen(path: String, reason: String)
 
     public var description: String {
         switch self {
         case let .noCatalog(searched):
             return "the database has no tracks and no bundled catalog was found (looked in: \(searched.joined(separator: ", "))); run `soundtrack catalog import FILE`"
+        case let .cannotOpen(path, reason):
+            return "cannot open the database \(path): \(reason)"
         }
     }
 }
@@ -89,7 +88,12 @@ public enum Bootstrap {
         path: String, models: Models, seed: UInt64, catalogCandidates: [URL]?, durable: Bool = true,
         logger: Logger = Logger(label: "soundtrack")
     ) throws -> (service: SoundtrackService, imported: (URL, CatalogReadReport)?) {
-        let store = try Store(path: path, durable: durable)
+        let store: Store
+        do {
+            store = try Store(path: path, durable: durable)
+        } catch {
+            throw AppError.cannotOpen(path: path, reason: "\(error)")
+        }
         var imported: (URL, CatalogReadReport)?
         if let catalogCandidates, try !store.hasTracks() {
             guard let url = catalogCandidates.first(where: { FileManager.default.fileExists(atPath: $0.path) }) else {

@@ -1,3 +1,4 @@
+import SoundtrackCatalog
 import SoundtrackContext
 
 /// The engine's tunable numbers, loaded from `Models/thresholds.v1.json` and `Models/weights.v1.json`.
@@ -43,5 +44,16 @@ public struct EngineConfig: Sendable, Equatable {
         self.seedTracksPerNewBin = seedTracksPerNewBin
         self.sessionTimeout = sessionTimeoutMinutes * 60
         self.defaultWeights = defaultWeights ?? [Float](repeating: 1, count: FeatureLayout.dimension)
+    }
+}
+
+extension EngineConfig {
+    /// The configuration of the model files: `Models/thresholds.v1.json` and `Models/weights.v1.json`.
+    public init(thresholds t: Thresholds, weights: [Float]) {
+        self.init(
+            createBinBelow: Float(t.createBinBelow), repeatWindow: t.repeatWindow, dislikeStreakSwitch: t.dislikeStreakSwitch,
+            learningRate: Float(t.learningRate), weightLearningRate: Float(t.weightLearningRate),
+            seedTracksPerNewBin: t.seedTracksPerNewBin, sessionTimeoutMinutes: Double(t.sessionTimeoutMinutes),
+            defaultWeights: weights)
     }
 }

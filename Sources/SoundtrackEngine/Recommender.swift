@@ -61,7 +61,8 @@ public struct Recommender: Sendable {
 
         let choice = chooseBin(x, at: at, state: &state, rng: &rng)
         let binIdx = choice.index
-        let (trackIds, source) = chooseTracks(binIndex: binIdx, count: max(1, top), state: &state, rng: &rng)
+        let recent = Set(state.recentTracks.suffix(config.repeatWindow))
+        let (trackIds, source) = chooseTracks(binIndex: binIdx, count: max(1, top), recent: recent, state: &state, rng: &rng)
 
         let alternatives = choice.ranking.filter { $0.bin != state.bins[binIdx].number }
             .prefix(config.alternatives)
@@ -70,7 +71,7 @@ public struct Recommender: Sendable {
                 let bin = state.bins[i]
                 return Pick.Alternative(
                     bin: .init(id: bin.id, label: bin.label, score: rb.score, created: false),
-                    tracks: topTracks(of: bin, count: config.tracksPerAlternative, avoiding: Set(state.recentTracks)))
+                    tracks: topTracks(of: bin, count: config.tracksPerAlternative, avoiding: recent))
             }
         let why = explain(binIndex: binIdx, x: x, state: &state)
 
@@ -200,8 +201,7 @@ public struct Recommender: Sendable {
     /// within each tier with some exploration, and no track of the repeat window. A bin that runs dry
     /// is refilled with similar catalog tracks, which join it as new songs. Returns the ids and where
     /// the first one came from (`bin`, or `catalog` for a refill).
-    func chooseTracks(binIndex: Int, count: Int, state: inout UserState, rng: inout SeededGenerator) -> ([String], String) {
-        let recent = Set(state.recentTracks.suffix(config.repeatWindow))
+    func chooseTracks(binIndex: Int, count: Int, recent: Set<String>, state: inout UserState, rng: inout SeededGenerator) -> ([String], String) {
         var ids = rankSongs(state.bins[binIndex], count: count, avoiding: recent, rng: &rng)
         var source = "bin"
         if ids.count < count {
@@ -222,16 +222,21 @@ public struct Recommender: Sendable {
     /// The bin's songs outside `avoiding`, ordered for playing: tier (liked first, unless this is an
     /// exploration draw), then a Thompson sample of Beta(1 + likes, 1 + dislikes).
     func rankSongs(_ bin: Bin, count: Int, avoiding recent: Set<String>, rng: inout SeededGenerator) -> [String] {
+        struct Candidate {
+            var tier: Int
+            var sample: Double
+            var index: Int
+        }
         let explore = rng.unit() < 0.15
-        var scored: [(tier: Int, sample: Double, id: String)] = []
+        var scored: [Candidate] = []
         scored.reserveCapacity(bin.songs.count)
-        for s in bin.songs where !recent.contains(s.trackId) {
+        for (i, s) in bin.songs.enumerated() where !recent.contains(s.trackId) {
             let sample = rng.beta(Double(1 + s.likes), Double(1 + s.dislikes))
             let tier = (!explore && s.likes > s.dislikes) ? 1 : 0
-            scored.append((tier, sample, s.trackId))
+            scored.append(Candidate(tier: tier, sample: sample, index: i))
         }
-        scored.sort { ($0.tier, $0.sample) > ($1.tier, $1.sample) }
-        return scored.prefix(count).map(\.id)
+        scored.sort { $0.tier != $1.tier ? $0.tier > $1.tier : $0.sample > $1.sample }
+        return scored.prefix(count).map { bin.songs[$0.index].trackId }
     }
 
     /// Catalog tracks whose audio profile and genres fit the bin (its liked songs, else all its songs,
@@ -265,26 +270,27 @@ public struct Recommender: Sendable {
         return rows.prefix(count).map { index.tracks[$0].id }
     }
 
-    /// A bin's best tracks by mean like rate, for a pick's alternatives.
+    /// A bin's best tracks by mean like rate `(likes+1)/(likes+dislikes+2)`, earlier songs first on ties,
+    /// for a pick's alternatives.
     func topTracks(of bin: Bin, count: Int, avoiding: Set<String>) -> [String] {
-        bin.songs.enumerated()
-            .filter { !avoiding.contains($0.element.trackId) }
-            .sorted {
-                let a = Double($0.element.likes + 1) / Double($0.element.likes + $0.element.dislikes + 2)
-                let b = Double($1.element.likes + 1) / Double($1.element.likes + $1.element.dislikes + 2)
-                return a != b ? a > b : $0.offset < $1.offset
-            }
-            .prefix(count).map(\.element.trackId)
+        var best: [(rate: Double, index: Int)] = []
+        best.reserveCapacity(count + 1)
+        for (i, s) in bin.songs.enumerated() where !avoiding.contains(s.trackId) {
+            let rate = Double(s.likes + 1) / Double(s.likes + s.dislikes + 2)
+            guard best.count < count || rate > best[best.count - 1].rate else { continue }
+            var at = best.count
+            while at > 0 && best[at - 1].rate < rate { at -= 1 }
+            best.insert((rate, i), at: at)
+            if best.count > count { best.removeLast() }
+        }
+        return best.map { bin.songs[$0.index].trackId }
     }
 
     func explain(binIndex: Int, x: FeatureVector, state: inout UserState) -> [Explanation] {
         if state.scoring == nil {
             state.scoring = ScoringMatrix(bins: state.bins, weights: state.weights, config: config)
         }
-        let rows = state.scoring!.contributions(row: binIndex, bin: state.bins[binIndex], x: x)
-        return Array(rows.filter { $0.contribution > 0 }.sorted {
-            $0.contribution != $1.contribution ? $0.contribution > $1.contribution : $0.feature < $1.feature
-        }.prefix(5))
+        return state.scoring!.topContributions(row: binIndex, bin: state.bins[binIndex], x: x, count: 5)
     }
 
     func remember(track: String, state: inout UserState) {

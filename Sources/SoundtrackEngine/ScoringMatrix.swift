@@ -88,8 +88,9 @@ struct ScoringMatrix: Sendable {
         return Float(min(1, max(-1, r)))
     }
 
-    /// The per-slot terms of bin `row`'s correlation with `x`: which features decided the score.
-    func contributions(row: Int, bin: Bin, x: FeatureVector) -> [Explanation] {
+    /// The `count` slots with the largest positive terms of bin `row`'s weighted covariance with
+    /// `x` (ties by slot name): which features decided the score.
+    func topContributions(row: Int, bin: Bin, x: FeatureVector, count: Int) -> [Explanation] {
         let d = dimension
         var s0 = 0.0, sx = 0.0, sc = 0.0
         for i in 0..<d {
@@ -101,15 +102,29 @@ struct ScoringMatrix: Sendable {
         guard s0 > 1e-9 else { return [] }
         let mx = sx / s0
         let mc = sc / s0
-        var out: [Explanation] = []
+        // Partial selection of the largest terms; slots are few, the kept list is short.
+        var top: [(term: Double, slot: Int)] = []
+        top.reserveCapacity(count + 1)
         for i in 0..<d where x.mask[i] > 0 && v[row * d + i] > 0 {
-            let w = Double(v[row * d + i]) / s0
-            let term = w * (Double(x.values[i]) - mx) * (Double(bin.centroid[i]) - mc)
-            let sim = 1 - min(1, abs(Double(x.values[i]) - Double(bin.centroid[i])))
-            out.append(Explanation(
-                feature: FeatureLayout.slots[i].name, weight: Float(w), similarity: Float(sim), contribution: Float(term)))
+            let term = Double(v[row * d + i]) / s0 * (Double(x.values[i]) - mx) * (Double(bin.centroid[i]) - mc)
+            guard term > 0 else { continue }
+            func before(_ a: (term: Double, slot: Int), _ b: (term: Double, slot: Int)) -> Bool {
+                a.term != b.term ? a.term > b.term : FeatureLayout.slots[a.slot].name < FeatureLayout.slots[b.slot].name
+            }
+            let item = (term: term, slot: i)
+            guard top.count < count || before(item, top[top.count - 1]) else { continue }
+            var at = top.count
+            while at > 0 && before(item, top[at - 1]) { at -= 1 }
+            top.insert(item, at: at)
+            if top.count > count { top.removeLast() }
         }
-        return out
+        return top.map { t in
+            let i = t.slot
+            let sim = 1 - min(1, abs(Double(x.values[i]) - Double(bin.centroid[i])))
+            return Explanation(
+                feature: FeatureLayout.slots[i].name, weight: Float(Double(v[row * d + i]) / s0),
+                similarity: Float(sim), contribution: Float(t.term))
+        }
     }
 }
 

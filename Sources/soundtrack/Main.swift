@@ -34,16 +34,17 @@ struct Entry {
             status = e.rawValue
         } catch {
             let code = Soundtrack.exitCode(for: error)
-            if code == .validationFailure || code.rawValue == 64 {
-                FileHandle.standardError.write(Data((Soundtrack.fullMessage(for: error) + "\n").utf8))
-                status = Exit.badInput
-            } else if code == .success {
+            if code == .success {
+                // --help and --version arrive as errors with a success code.
                 print(Soundtrack.fullMessage(for: error))
                 status = Exit.ok
-            } else if Soundtrack.fullMessage(for: error).isEmpty || code != .failure {
-                status = code.rawValue
+            } else if code == .validationFailure || code.rawValue == 64 {
+                // Usage errors from argument parsing: the parser's message with usage, exit 2.
+                FileHandle.standardError.write(Data((Soundtrack.fullMessage(for: error) + "\n").utf8))
+                status = Exit.badInput
             } else {
-                FileHandle.standardError.write(Data("error: \(Soundtrack.fullMessage(for: error))\n".utf8))
+                // Anything else is a runtime failure: one line, no internals beyond the error's own text.
+                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
                 status = Exit.failure
             }
         }

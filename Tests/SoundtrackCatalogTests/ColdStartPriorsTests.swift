@@ -290,7 +290,7 @@ struct ModelFileTests {
         let t = try Thresholds.load(from: Repo.url("Models/thresholds.v1.json"))
         #expect(
             t == Thresholds(
-                createBinBelow: 0.45, repeatWindow: 20, dislikeStreakSwitch: 3, learningRate: 0.15, weightLearningRate: 0.05,
+                createBinBelow: 0.65, repeatWindow: 20, dislikeStreakSwitch: 3, learningRate: 0.15, weightLearningRate: 0.05,
                 seedTracksPerNewBin: 12, sessionTimeoutMinutes: 45))
     }
 
@@ -312,7 +312,7 @@ struct ModelFileTests {
             try decode(#",\#n  "session_timeout_minutes": 45"#, "")
         }
         #expect(throws: InputError(path: "create_bin_below", expected: "a number in -1...1", got: "'high'")) {
-            try decode(#""create_bin_below": 0.45"#, #""create_bin_below": "high""#)
+            try decode(#""create_bin_below": 0.65"#, #""create_bin_below": "high""#)
         }
         #expect(throws: InputError.self) { try decode(#""repeat_window": 20"#, #""repeat_windw": 20"#) }
         #expect(throws: InputError(path: "version", expected: "1 (the version this build reads)", got: "2")) {

@@ -18,10 +18,7 @@ enum Fixtures {
     static let config: EngineConfig = {
         let t = try! Thresholds.load(from: root.appendingPathComponent("Models/thresholds.v1.json"))
         let w = try! DefaultWeights.load(from: root.appendingPathComponent("Models/weights.v1.json"))
-        return EngineConfig(
-            createBinBelow: Float(t.createBinBelow), repeatWindow: t.repeatWindow, dislikeStreakSwitch: t.dislikeStreakSwitch,
-            learningRate: Float(t.learningRate), weightLearningRate: Float(t.weightLearningRate),
-            seedTracksPerNewBin: t.seedTracksPerNewBin, sessionTimeoutMinutes: Double(t.sessionTimeoutMinutes), defaultWeights: w)
+        return EngineConfig(thresholds: t, weights: w)
     }()
 
     static func engine(seed: UInt64 = 7) -> Recommender {
