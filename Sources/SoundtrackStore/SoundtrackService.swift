@@ -137,7 +137,7 @@ private struct DatabaseCatalog: CatalogSource, @unchecked Sendable {
     }
 
     func index() -> CatalogIndex {
-        cache.get { CatalogIndex(tracks: (try? Store.allTracks(db)) ?? []) }
+        cache.get { CatalogIndex(tracks: (try? Store.indexTracks(db)) ?? []) }
     }
 }
 

@@ -69,6 +69,33 @@ extension Store {
         return out
     }
 
+    /// Every track with only what the similarity index needs (no titles), in insertion order.
+    public func indexTracks() throws -> [Track] {
+        try writer.read { db in try Self.indexTracks(db) }
+    }
+
+    /// Every track with only what the similarity index needs (id, genres, popularity, audio features;
+    /// no titles), in insertion order: the catalog-loading hot path of bin creation and refills.
+    static func indexTracks(_ db: Database) throws -> [Track] {
+        var out: [Track] = []
+        out.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM songs") ?? 0)
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT id, genres, popularity, tempo, energy, valence, danceability, acousticness, instrumentalness,
+                   speechiness, loudness FROM songs ORDER BY rowid
+            """)
+        while let r = try rows.next() {
+            let genres: String = r[1]
+            out.append(Track(
+                id: r[0], title: "", artist: "", album: nil, year: nil,
+                genres: genres.isEmpty ? [] : genres.split(separator: ";").map(String.init),
+                durationMs: nil, popularity: r[2],
+                audio: AudioFeatures(
+                    tempo: r[3], energy: r[4], valence: r[5], danceability: r[6], acousticness: r[7],
+                    instrumentalness: r[8], speechiness: r[9], loudness: r[10])))
+        }
+        return out
+    }
+
     /// The columns of `songs` in the order ``track(_:)`` reads them by position.
     static let columns = "id, title, artist, album, year, genres, duration_ms, popularity, tempo, energy, valence, danceability, acousticness, instrumentalness, speechiness, loudness"
 
