@@ -68,9 +68,8 @@ extension Store {
     /// Writes what the engine changed (``UserState/changes``), the counters and the session; clears the changes.
     static func saveState(_ db: Database, _ state: inout UserState) throws {
         let user = state.user
-        try db.execute(
-            sql: "UPDATE users SET pick_counter = ?, next_bin_number = ? WHERE id = ?",
-            arguments: [state.pickCounter, state.nextBinNumber, user])
+        try db.cachedStatement(sql: "UPDATE users SET pick_counter = ?, next_bin_number = ? WHERE id = ?")
+            .execute(arguments: [state.pickCounter, state.nextBinNumber, user])
         let changes = state.changes
         if !changes.bins.isEmpty {
             let stmt = try db.cachedStatement(sql: """
@@ -103,31 +102,29 @@ extension Store {
             }
         }
         if changes.weights {
-            try db.execute(
-                sql: """
-                    INSERT INTO weights (user_id, layout_version, vector) VALUES (?, ?, ?)
-                    ON CONFLICT(user_id) DO UPDATE SET layout_version = excluded.layout_version, vector = excluded.vector
-                    """,
-                arguments: [user, FeatureLayout.version, VectorCoding.encode(state.weights)])
+            try db.cachedStatement(sql: """
+                INSERT INTO weights (user_id, layout_version, vector) VALUES (?, ?, ?)
+                ON CONFLICT(user_id) DO UPDATE SET layout_version = excluded.layout_version, vector = excluded.vector
+                """).execute(arguments: [user, FeatureLayout.version, VectorCoding.encode(state.weights)])
         }
         if changes.places {
-            try db.execute(sql: "DELETE FROM places WHERE user_id = ?", arguments: [user])
+            // Places are only ever added or moved, never removed: an upsert of each is the whole change.
+            let stmt = try db.cachedStatement(sql: """
+                INSERT INTO places (user_id, id, lat, lon, count) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(user_id, id) DO UPDATE SET lat = excluded.lat, lon = excluded.lon, count = excluded.count
+                """)
             for p in state.places.places {
-                try db.execute(
-                    sql: "INSERT INTO places (user_id, id, lat, lon, count) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [user, p.id, p.lat, p.lon, p.count])
+                try stmt.execute(arguments: [user, p.id, p.lat, p.lon, p.count])
             }
         }
         let s = state.session
-        try db.execute(
-            sql: """
-                INSERT INTO sessions (user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(user_id) DO UPDATE SET current_bin = excluded.current_bin, dislike_streak = excluded.dislike_streak,
-                    avoided = excluded.avoided, switched_to = excluded.switched_to, last_at = excluded.last_at,
-                    recent_tracks = excluded.recent_tracks
-                """,
-            arguments: [
+        try db.cachedStatement(sql: """
+            INSERT INTO sessions (user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(user_id) DO UPDATE SET current_bin = excluded.current_bin, dislike_streak = excluded.dislike_streak,
+                avoided = excluded.avoided, switched_to = excluded.switched_to, last_at = excluded.last_at,
+                recent_tracks = excluded.recent_tracks
+            """).execute(arguments: [
                 user, s.currentBin, s.dislikeStreak, encodeInts(s.avoided), s.switchedTo, s.lastAt?.timeIntervalSince1970,
                 encodeStrings(state.recentTracks),
             ])
@@ -136,12 +133,10 @@ extension Store {
 
     static func insertPick(_ db: Database, _ r: PickRecord, seq: Int64) throws {
         let ranking = JSONValue.array(r.ranking.map { .array([.number(Double($0.bin)), .number(Double($0.score))]) }).serialized()
-        try db.execute(
-            sql: """
-                INSERT INTO picks (id, user_id, seq, at, bin_number, track_id, layout_version, features, mask, ranking)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
+        try db.cachedStatement(sql: """
+            INSERT INTO picks (id, user_id, seq, at, bin_number, track_id, layout_version, features, mask, ranking)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [
                 r.pickId, r.user, seq, r.at.timeIntervalSince1970, r.binNumber, r.trackId, FeatureLayout.version,
                 VectorCoding.encode(r.features.values), VectorCoding.encode(r.features.mask), ranking,
             ])
