@@ -177,3 +177,24 @@ extension Recommender {
         state.changes.weights = true
     }
 }
+
+extension FeedbackOutcome {
+    /// The answer to an applied event, as the CLI and the HTTP service print it: `id`, `status`
+    /// (`applied`), `bin`, `signal`, `joined_bin`, `dislike_streak`, and `switched_to` / `created_bin`
+    /// when the event switched or created a bin.
+    public func json(eventId: String) -> JSONValue {
+        var pairs: [(String, JSONValue)] = [
+            ("id", .string(eventId)), ("status", .string("applied")), ("bin", .string("b-\(bin)")),
+            ("signal", .string(signal.rawValue)), ("joined_bin", .bool(joinedBin)),
+            ("dislike_streak", .number(Double(dislikeStreak))),
+        ]
+        if let s = switchedTo { pairs.append(("switched_to", .string("b-\(s)"))) }
+        if let c = createdBin { pairs.append(("created_bin", .string("b-\(c)"))) }
+        return .object(pairs)
+    }
+
+    /// The answer to an event whose id was applied before: `id` and `status` (`duplicate`).
+    public static func duplicateJSON(eventId: String) -> JSONValue {
+        .object([("id", .string(eventId)), ("status", .string("duplicate"))])
+    }
+}

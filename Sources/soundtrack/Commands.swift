@@ -73,17 +73,8 @@ struct FeedbackCommand: ParsableCommand {
 
     static func describe(_ e: FeedbackEvent, _ r: SoundtrackService.FeedbackResult) -> JSONValue {
         switch r {
-        case .duplicate:
-            return .object([("id", .string(e.id)), ("status", .string("duplicate"))])
-        case let .applied(o):
-            var pairs: [(String, JSONValue)] = [
-                ("id", .string(e.id)), ("status", .string("applied")), ("bin", .string("b-\(o.bin)")),
-                ("signal", .string(o.signal.rawValue)), ("joined_bin", .bool(o.joinedBin)),
-                ("dislike_streak", .number(Double(o.dislikeStreak))),
-            ]
-            if let s = o.switchedTo { pairs.append(("switched_to", .string("b-\(s)"))) }
-            if let c = o.createdBin { pairs.append(("created_bin", .string("b-\(c)"))) }
-            return .object(pairs)
+        case .duplicate: return FeedbackOutcome.duplicateJSON(eventId: e.id)
+        case let .applied(o): return o.json(eventId: e.id)
         }
     }
 }
