@@ -62,11 +62,7 @@ extension Store {
     }
 
     static func allTracks(_ db: Database) throws -> [Track] {
-        var out: [Track] = []
-        out.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM songs") ?? 0)
-        let rows = try Row.fetchCursor(db, sql: "SELECT \(columns) FROM songs ORDER BY rowid")
-        while let r = try rows.next() { out.append(track(r)) }
-        return out
+        try fetchTracks(db, columns: columns)
     }
 
     /// Every track with only what the similarity index needs (no titles), in insertion order.
@@ -75,26 +71,22 @@ extension Store {
     }
 
     /// Every track with only what the similarity index needs (id, genres, popularity, audio features;
-    /// no titles), in insertion order: the catalog-loading hot path of bin creation and refills.
+    /// titles empty), in insertion order: the catalog-loading hot path of bin creation and refills.
     static func indexTracks(_ db: Database) throws -> [Track] {
+        try fetchTracks(db, columns: indexColumns)
+    }
+
+    /// Tracks decoded by ``track(_:)`` from a column list in the order of ``columns``.
+    private static func fetchTracks(_ db: Database, columns: String) throws -> [Track] {
         var out: [Track] = []
         out.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM songs") ?? 0)
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT id, genres, popularity, tempo, energy, valence, danceability, acousticness, instrumentalness,
-                   speechiness, loudness FROM songs ORDER BY rowid
-            """)
-        while let r = try rows.next() {
-            let genres: String = r[1]
-            out.append(Track(
-                id: r[0], title: "", artist: "", album: nil, year: nil,
-                genres: genres.isEmpty ? [] : genres.split(separator: ";").map(String.init),
-                durationMs: nil, popularity: r[2],
-                audio: AudioFeatures(
-                    tempo: r[3], energy: r[4], valence: r[5], danceability: r[6], acousticness: r[7],
-                    instrumentalness: r[8], speechiness: r[9], loudness: r[10])))
-        }
+        let rows = try Row.fetchCursor(db, sql: "SELECT \(columns) FROM songs ORDER BY rowid")
+        while let r = try rows.next() { out.append(track(r)) }
         return out
     }
+
+    /// ``columns`` with the text fields the index does not need left empty (cheaper to read).
+    static let indexColumns = "id, '', '', NULL, NULL, genres, NULL, popularity, tempo, energy, valence, danceability, acousticness, instrumentalness, speechiness, loudness"
 
     /// The columns of `songs` in the order ``track(_:)`` reads them by position.
     static let columns = "id, title, artist, album, year, genres, duration_ms, popularity, tempo, energy, valence, danceability, acousticness, instrumentalness, speechiness, loudness"
