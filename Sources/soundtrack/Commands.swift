@@ -173,7 +173,44 @@ struct UsersCommand: ParsableCommand {
 
 struct CatalogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "catalog", abstract: "Manage the track catalog.", subcommands: [Import.self])
+        commandName: "catalog", abstract: "Manage the track catalog.", subcommands: [Import.self, Similar.self])
+
+    struct Similar: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the catalog tracks most similar to a track (audio features and genres).")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The track id (for example spotify:track:…).") var track: String
+        @Option(name: .short, help: "How many tracks to list (1...1000).") var k: Int = 10
+        @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            guard (1...1000).contains(k) else { throw ValidationError("-k must be in 1...1000, got \(k)") }
+        }
+
+        func run() throws {
+            let index = CatalogIndex(tracks: try store.open().store.allTracks())
+            guard let row = index.row(of: track) else {
+                throw InputError(path: "track", expected: "a track id of the catalog", got: "'\(track)'")
+            }
+            let found = index.similar(toTrack: row, k: k)
+            if json {
+                print(JSONValue.array(found.map { hit in
+                    let t = index.tracks[hit.row]
+                    return .object([
+                        ("track", .string(t.id)), ("title", .string(t.title)), ("artist", .string(t.artist)),
+                        ("score", .number((Double(hit.score) * 1000).rounded() / 1000)),
+                    ])
+                }).serialized())
+                return
+            }
+            let q = index.tracks[row]
+            print("tracks like “\(q.title)” — \(q.artist) [\(q.genres.prefix(3).joined(separator: ", "))]")
+            for (i, hit) in found.enumerated() {
+                let t = index.tracks[hit.row]
+                print(String(format: "%3d  %.3f  ", i + 1, hit.score) + "\(t.title) — \(t.artist) [\(t.genres.prefix(3).joined(separator: ", "))]")
+            }
+        }
+    }
 
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -100,6 +100,27 @@ struct CLITests {
         #expect(try CLI.run(["users", "forget", "u-1", "--db", db]).status == 2)
     }
 
+    @Test("catalog similar lists k other tracks, best first; an unknown track is bad input")
+    func catalogSimilar() throws {
+        let (_, db) = try CLI.smallDatabase()
+        let csv = try String(contentsOf: CLI.root.appendingPathComponent("datasets/catalog-small.csv"), encoding: .utf8)
+        let first = String(csv.split(separator: "\n")[1].prefix { $0 != "," })
+        let r = try CLI.run(["catalog", "similar", first, "-k", "7", "--json", "--db", db])
+        #expect(r.status == 0, "\(r.stderr)")
+        guard case let .array(hits) = try JSONParser.parse(r.stdout) else {
+            Issue.record("not an array: \(r.stdout)")
+            return
+        }
+        #expect(hits.count == 7)
+        let ids = hits.compactMap { if case let .string(id)? = $0["track"] { return id } else { return nil } }
+        #expect(!ids.contains(first))
+        let scores = hits.compactMap { if case let .number(x)? = $0["score"] { return x } else { return nil } }
+        #expect(scores == scores.sorted(by: >))
+        let bad = try CLI.run(["catalog", "similar", "no-such-track", "--db", db])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("track: expected a track id of the catalog, got 'no-such-track'"))
+    }
+
     @Test("catalog import reports bad rows with their line numbers and keeps the good ones")
     func catalogImport() throws {
         let dir = CLI.tempDir()
