@@ -165,15 +165,7 @@ struct TrackDraft {
         case .year: year = Int(v)
         case .durationMs: durationMs = Int(exactly: v) ?? Int.max
         case .popularity: popularity = Int(v)
-        case .tempo: audio.tempo = v
-        case .energy: audio.energy = v
-        case .valence: audio.valence = v
-        case .danceability: audio.danceability = v
-        case .acousticness: audio.acousticness = v
-        case .instrumentalness: audio.instrumentalness = v
-        case .speechiness: audio.speechiness = v
-        case .loudness: audio.loudness = v
-        default: break
+        default: audio.set(field, v)
         }
     }
 
@@ -184,5 +176,22 @@ struct TrackDraft {
         return Track(
             id: id, title: title, artist: artist, album: album, year: year, genres: genres,
             durationMs: durationMs, popularity: popularity, audio: audio)
+    }
+}
+
+extension AudioFeatures {
+    /// Sets the audio feature a catalog field names; other fields leave the features unchanged.
+    mutating func set(_ field: CatalogField, _ v: Double) {
+        switch field {
+        case .tempo: tempo = v
+        case .energy: energy = v
+        case .valence: valence = v
+        case .danceability: danceability = v
+        case .acousticness: acousticness = v
+        case .instrumentalness: instrumentalness = v
+        case .speechiness: speechiness = v
+        case .loudness: loudness = v
+        default: break
+        }
     }
 }

@@ -113,17 +113,7 @@ public struct ColdStartPriors: Sendable, Equatable {
         for (key, v) in prof.pairs {
             let field = CatalogField.byColumn[key]!
             guard case let .number(range) = field.kind else { continue }
-            let d = try ModelObject.number(v, in: range, path: prof.path(key))
-            switch field {
-            case .tempo: features.tempo = d
-            case .energy: features.energy = d
-            case .valence: features.valence = d
-            case .danceability: features.danceability = d
-            case .acousticness: features.acousticness = d
-            case .instrumentalness: features.instrumentalness = d
-            case .speechiness: features.speechiness = d
-            default: features.loudness = d
-            }
+            features.set(field, try ModelObject.number(v, in: range, path: prof.path(key)))
         }
         let profile = AudioProfile(features)
         if profile.isEmpty {
