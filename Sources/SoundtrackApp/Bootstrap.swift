@@ -107,19 +107,22 @@ public enum Bootstrap {
         return (SoundtrackService(store: store, engine: engine, logger: logger), imported)
     }
 
-    /// Reads a catalog file (CSV or JSON Lines) and upserts its valid rows in batches of 5,000,
-    /// one transaction each; invalid rows are reported with their line numbers and skipped.
-    public static func importCatalog(_ url: URL, format: CatalogFormat? = nil, into store: Store) throws -> CatalogReadReport {
-        var batch: [Track] = []
-        batch.reserveCapacity(5000)
-        let report = try CatalogReader().read(contentsOf: url, format: format) { track in
-            batch.append(track)
-            if batch.count == 5000 {
-                try store.upsertTracks(batch)
-                batch.removeAll(keepingCapacity: true)
+    /// Reads a catalog file (CSV or JSON Lines) and upserts its valid rows in batches of
+    /// `batchSize` rows, one transaction each, with a large page cache; invalid rows are reported
+    /// with their line numbers and skipped. A failure keeps the batches already committed.
+    public static func importCatalog(_ url: URL, format: CatalogFormat? = nil, into store: Store, batchSize: Int = 50_000) throws -> CatalogReadReport {
+        try store.withLargeCache {
+            var batch: [Track] = []
+            batch.reserveCapacity(batchSize)
+            let report = try CatalogReader().read(contentsOf: url, format: format) { track in
+                batch.append(track)
+                if batch.count == batchSize {
+                    try store.upsertTracks(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
             }
+            if !batch.isEmpty { try store.upsertTracks(batch) }
+            return report
         }
-        if !batch.isEmpty { try store.upsertTracks(batch) }
-        return report
     }
 }

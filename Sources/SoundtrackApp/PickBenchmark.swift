@@ -95,7 +95,7 @@ public enum PickBenchmark {
 
     /// A table of runs: one line per run and a header.
     public static func table(title: String, unit: String, _ stats: [LatencyStats]) -> [String] {
-        var lines = [title, String(format: "  %-6@ %10@ %10@ %10@ %10@ %8@", "run" as NSString, "p50 \(unit)" as NSString, "p99 \(unit)" as NSString, "mean \(unit)" as NSString, "max \(unit)" as NSString, "n" as NSString)]
+        var lines = [title, "  " + TextColumns.row(["run", "p50 \(unit)", "p99 \(unit)", "mean \(unit)", "max \(unit)", "n"], widths: [-6, 10, 10, 10, 10, 8])]
         for (i, s) in stats.enumerated() {
             lines.append(String(format: "  %-6d %10.1f %10.1f %10.1f %10.1f %8d", i + 1, s.p50, s.p99, s.mean, s.max, s.count))
         }

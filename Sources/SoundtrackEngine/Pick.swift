@@ -34,7 +34,8 @@ public struct Pick: Sendable, Equatable {
     public var alternatives: [Alternative]
     /// The features that weighed most in the choice of bin.
     public var why: [Explanation]
-    /// Where the track came from: `bin` (a song of the bin) or `catalog` (similar catalog track, the bin ran dry).
+    /// Where the track came from: `bin` (a song of the bin), `catalog` (similar catalog track, the bin ran dry)
+    /// or `onboarding` (the song the user chose when onboarding).
     public var source: String
 
     /// The pick in the FORMATS.md shape.

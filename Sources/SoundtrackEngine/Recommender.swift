@@ -153,8 +153,12 @@ public struct Recommender: Sendable {
 
     /// Makes a bin centred on `x`, seeded with the liked songs of the nearest bin and with catalog
     /// tracks that fit the best-matching cold-start prior. Returns its index in `state.bins`.
+    ///
+    /// With `seedSongs` the bin starts with exactly those songs instead (onboarding).
     @discardableResult
-    public func createBin(_ x: FeatureVector, at: Date, nearest: RankedBin?, state: inout UserState, rng: inout SeededGenerator) -> Int {
+    public func createBin(
+        _ x: FeatureVector, at: Date, nearest: RankedBin?, seedSongs: [BinSong]? = nil, state: inout UserState, rng: inout SeededGenerator
+    ) -> Int {
         let d = FeatureLayout.dimension
         var centroid = [Float](repeating: 0, count: d)
         for i in 0..<d where x.mask[i] > 0 { centroid[i] = x.values[i] }
@@ -163,8 +167,9 @@ public struct Recommender: Sendable {
 
         var songs: [BinSong] = []
         var taken = Set<String>()
-        let want = config.seedTracksPerNewBin
-        if let nearest, nearest.score > 0, let ni = state.binIndex(number: nearest.bin) {
+        let want = seedSongs == nil ? config.seedTracksPerNewBin : 0
+        for s in seedSongs ?? [] where taken.insert(s.trackId).inserted { songs.append(s) }
+        if seedSongs == nil, let nearest, nearest.score > 0, let ni = state.binIndex(number: nearest.bin) {
             let liked = state.bins[ni].songs.filter { $0.likes > $0.dislikes }
                 .sorted { ($0.likes - $0.dislikes, $1.trackId) > ($1.likes - $1.dislikes, $0.trackId) }
             for s in liked.prefix(max(1, want / 3)) where taken.insert(s.trackId).inserted {

@@ -103,6 +103,25 @@ public final class SoundtrackService: Sendable {
         }
     }
 
+    /// Onboards a user from one song and the current snapshot (see ``Recommender/onboard(_:song:library:state:)``)
+    /// in one transaction, and records the pick of that song so that feedback can name it.
+    /// - Parameter library: the user's own tracks, preferred over the catalog when similar enough.
+    /// - Throws: ``InputError`` for an unknown user or a song not in the catalog.
+    public func onboard(_ snapshot: Snapshot, song: String, library: [String] = []) throws -> Pick {
+        try store.writer.write { db in
+            let engine = self.engine(db)
+            var state = try Store.loadState(db, user: snapshot.user, defaults: engine.config.defaultWeights)
+            let seq = state.pickCounter
+            let (pick, record) = try engine.onboard(snapshot, song: song, library: library, state: &state)
+            try Store.saveState(db, &state)
+            try Store.insertPick(db, record, seq: seq)
+            logger.debug("onboard", metadata: [
+                "user": "\(pick.user)", "pick": "\(pick.pickId)", "bin": "\(pick.bin.id)", "created": "\(pick.bin.created)",
+            ])
+            return pick
+        }
+    }
+
     /// A user's bins, in number order.
     public func bins(user: String) throws -> [Bin] {
         try store.writer.read { db in

@@ -32,6 +32,16 @@ extension Store {
         return tracks.count
     }
 
+    /// Runs `body` with the writer connection's page cache raised to `cacheMiB` mebibytes, for bulk
+    /// writes such as a catalog import: the B-tree pages of a large `songs` table (and its id index)
+    /// then stay in memory instead of being read back from the file for every batch. The cache
+    /// returns to SQLite's default afterwards.
+    public func withLargeCache<T>(cacheMiB: Int = 256, _ body: () throws -> T) throws -> T {
+        try writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = -\(max(2, cacheMiB) * 1024)") }
+        defer { try? writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = -2000") } }
+        return try body()
+    }
+
     /// Whether the catalog has any track (cheaper than counting).
     public func hasTracks() throws -> Bool {
         try writer.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM songs)") ?? false }

@@ -173,7 +173,7 @@ struct UsersCommand: ParsableCommand {
 
 struct CatalogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "catalog", abstract: "Manage the track catalog.", subcommands: [Import.self, Similar.self])
+        commandName: "catalog", abstract: "Manage the track catalog.", subcommands: [Import.self, Similar.self, CatalogSynthCommand.self, CatalogBenchCommand.self])
 
     struct Similar: ParsableCommand {
         static let configuration = CommandConfiguration(

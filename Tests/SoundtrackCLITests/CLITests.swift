@@ -138,4 +138,28 @@ struct CLITests {
         #expect(r.stderr.contains("energy"), "\(r.stderr)")
         #expect(r.stdout.contains("imported 2 tracks"), "\(r.stdout)")
     }
+
+    @Test("onboard creates the user and a bin from one song; a bad song or user is bad input and changes nothing")
+    func onboard() throws {
+        let (_, db) = try CLI.smallDatabase()
+        let csv = try String(contentsOf: CLI.root.appendingPathComponent("datasets/catalog-small.csv"), encoding: .utf8)
+        let song = String(csv.split(separator: "\n")[10].prefix { $0 != "," })
+        let snap = Self.library.replacingOccurrences(of: "\"u-1\"", with: "\"new-1\"")
+        let bad = try CLI.run(["onboard", "--db", db, "--user", "new-1", "--song", "no-such-song", "--snapshot", "-"], stdin: snap)
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("song: expected a track id of the catalog, got 'no-such-song'"), "\(bad.stderr)")
+        let other = try CLI.run(["onboard", "--db", db, "--user", "someone-else", "--song", song, "--snapshot", "-"], stdin: snap)
+        #expect(other.status == 2)
+        #expect(other.stderr.contains("user: expected the user of --user"), "\(other.stderr)")
+        #expect(try CLI.run(["users", "show", "someone-else", "--db", db]).status == 2)
+
+        let r = try CLI.run(["onboard", "--db", db, "--user", "new-1", "--song", song, "--snapshot", "-"], stdin: snap)
+        #expect(r.status == 0, "\(r.stderr)")
+        let pick = try JSONParser.parse(r.stdout)
+        #expect(pick["track"]?["id"] == .string(song))
+        #expect(pick["bin"]?["created"] == .bool(true))
+        let bins = try CLI.run(["bins", "--db", db, "--user", "new-1", "--json"])
+        #expect(bins.status == 0, "\(bins.stderr)")
+        #expect(bins.stdout.contains(song))
+    }
 }
