@@ -10,6 +10,7 @@
 # service: wrk drops the replies still in flight when its time is up).
 # Environment: SOUNDTRACK_BIN (default .build-server/release/soundtrack, else .build/release/soundtrack),
 # PORT (default 18080), THREADS (wrk threads, default 1), KEEP=1 keeps the work directory.
+# The last column is the service's own CPU time (user + system, from /proc) per request.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 USERS=${1:-10000}
@@ -52,8 +53,13 @@ curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null || { cat "$WORK/serve.log"; 
 head -1 "$WORK/serve.log"
 
 export KEYS_FILE=$WORK/keys.tsv TRACKS_FILE=$WORK/tracks.txt LUA_DIR=$PWD/scripts/loadtest RUN_ID=run$$
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }  # the service's user + system CPU, in clock ticks
 run() {  # phase script seconds
+  local before after
+  before=$(cpu_ticks)
   SUMMARY_FILE=$WORK/$1.summary wrk -t"$THREADS" -c"$CONNECTIONS" -d"$3"s --timeout 5s --latency -s "scripts/loadtest/$2.lua" "http://127.0.0.1:$PORT" > "$WORK/$1.wrk"
+  after=$(cpu_ticks)
+  echo "cpu_ticks=$((after - before))" >> "$WORK/$1.summary"
 }
 echo "== warm-up: picks for ${SECONDS_PER_PHASE}s (first picks create every user's bins)"
 run warmup picks "$SECONDS_PER_PHASE"
@@ -75,15 +81,17 @@ get() { sed -n "s/^$2=//p" "$WORK/$1.summary"; }
 stored=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM feedback').fetchone()[0])" "$DB")
 picks_stored=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM picks').fetchone()[0])" "$DB")
 row() {  # phase label
-  local ok failed errors dur p50 p99 max
+  local ok failed errors dur p50 p99 max ticks
   ok=$(get "$1" ok); failed=$(get "$1" failed); errors=$(get "$1" errors); dur=$(get "$1" duration_us)
   p50=$(get "$1" p50_us); p99=$(get "$1" p99_us); max=$(get "$1" max_us)
-  printf "%-10s %10d %8d %8d %12.0f %9.2f %9.2f %9.2f\n" "$2" "$ok" "$failed" "$errors" \
-    "$(echo "$ok / ($dur / 1000000)" | bc -l)" "$(echo "$p50 / 1000" | bc -l)" "$(echo "$p99 / 1000" | bc -l)" "$(echo "$max / 1000" | bc -l)"
+  ticks=$(get "$1" cpu_ticks)
+  printf "%-10s %10d %8d %8d %12.0f %9.2f %9.2f %9.2f %14.0f\n" "$2" "$ok" "$failed" "$errors" \
+    "$(echo "$ok / ($dur / 1000000)" | bc -l)" "$(echo "$p50 / 1000" | bc -l)" "$(echo "$p99 / 1000" | bc -l)" "$(echo "$max / 1000" | bc -l)" \
+    "$(echo "$ticks * 1000000 / $(getconf CLK_TCK) / ($ok + $failed + 1)" | bc -l)"
 }
 echo
 echo "users $USERS, $CONNECTIONS connections, ${SECONDS_PER_PHASE}s a phase, $(nproc) cores, $("$BIN" --version)"
-printf "%-10s %10s %8s %8s %12s %9s %9s %9s\n" phase ok non-200 sockerr "per second" "p50 ms" "p99 ms" "max ms"
+printf "%-10s %10s %8s %8s %12s %9s %9s %9s %14s\n" phase ok non-200 sockerr "per second" "p50 ms" "p99 ms" "max ms" "CPU µs/req"
 row warmup warm-up
 row picks picks
 row feedback feedback

@@ -56,23 +56,25 @@ public final class Authenticator: Sendable {
     /// The principal of an `Authorization` header value, after its rate limit.
     /// - Throws: 401 `unauthorized` (no, malformed, unknown or revoked key), 429 `rate_limited`.
     public func authenticate(authorization: String?) throws -> Principal {
-        guard let header = authorization, header.count < 200 else { throw APIError.unauthorized }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw APIError.unauthorized }
-        let key = parts[1].trimmingCharacters(in: .whitespaces)
-        guard APIKeys.isWellFormed(key) else { throw APIError.unauthorized }
-        let hash = APIKeys.hash(key)
+        guard let header = authorization, header.utf8.count < 200 else { throw APIError.unauthorized }
         let now = clock.monotonic()
-        let cached = cache.withLock { $0[hash] }
+        // A hot key costs one dictionary lookup by its header value; the header is parsed and the
+        // key hashed only on a miss. Entries expire after `keyCacheSeconds`, so a revoked key stops
+        // working within that time in every process.
+        let cached = cache.withLock { $0[header] }
         let principal: Principal?
         if let cached, cached.expires > now {
             principal = cached.principal
         } else {
-            let record = try store.key(hash: hash)
+            let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw APIError.unauthorized }
+            let key = parts[1].trimmingCharacters(in: .whitespaces)
+            guard APIKeys.isWellFormed(key) else { throw APIError.unauthorized }
+            let record = try store.key(hash: APIKeys.hash(key))
             principal = record.flatMap { r in r.revokedAt == nil ? Principal(keyId: r.id, role: r.role, user: r.user) : nil }
             cache.withLock { c in
                 if c.count > 100_000 { c.removeAll(keepingCapacity: true) }
-                c[hash] = Entry(principal: principal, expires: now + ttl)
+                c[header] = Entry(principal: principal, expires: now + ttl)
             }
         }
         guard let principal else { throw APIError.unauthorized }
