@@ -81,7 +81,8 @@ public struct ICSCalendar: Sendable {
     static func unfold(_ text: String) -> [(line: Int, text: String)] {
         var out: [(line: Int, text: String)] = []
         var n = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character in Swift: split on it as well as on a bare "\n".
+        for raw in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             n += 1
             var s = Substring(raw)
             if s.hasSuffix("\r") { s = s.dropLast() }

@@ -111,7 +111,7 @@ public struct SpotifyClient: Sendable {
     /// removed tracks are left out).
     public func playlistTracks(_ playlistID: String, maxPages: Int = 100) async throws(ProviderError) -> [Track] {
         var out: [Track] = []
-        let id = playlistID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? playlistID
+        let id = playlistID.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? playlistID
         try await paged("/v1/playlists/\(id)/tracks", limit: 100, maxPages: maxPages) { item in
             if let t = item["track"].flatMap(Self.track) { out.append(t) }
         }

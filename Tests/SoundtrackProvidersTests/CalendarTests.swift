@@ -142,7 +142,7 @@ import SoundtrackContext
                 _ = try await GoogleCalendarClient(baseURL: stub.baseURL, tokens: tokens).events(from: Date(), to: Date().addingTimeInterval(3600))
                 Issue.record("expected unauthorized")
             } catch {
-                guard case .unauthorized = error else { Issue.record("expected .unauthorized, got \(error)"); return }
+                guard case .unauthorized? = error as? ProviderError else { Issue.record("expected .unauthorized, got \(error)"); return }
             }
         }
     }

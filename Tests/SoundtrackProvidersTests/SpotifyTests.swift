@@ -98,7 +98,7 @@ import SoundtrackContext
                 _ = try await Self.client(stub, time).savedTracks()
                 Issue.record("expected malformed")
             } catch {
-                guard case .malformed = error else { Issue.record("expected .malformed, got \(error)"); return }
+                guard case .malformed? = error as? ProviderError else { Issue.record("expected .malformed, got \(error)"); return }
             }
             #expect(time.sleeps == [2])
         }

@@ -57,7 +57,7 @@ import SoundtrackContext
             do {
                 _ = try await client.current(lat: 42, lon: -93)
             } catch {
-                guard case .http(502, _) = error else { Issue.record("expected HTTP 502, got \(error)"); return }
+                guard case .http(502, _)? = error as? ProviderError else { Issue.record("expected HTTP 502, got \(error)"); return }
             }
         }
     }
@@ -101,7 +101,7 @@ import SoundtrackContext
                 _ = try await client.current(lat: 42, lon: -93)
                 Issue.record("expected a timeout")
             } catch {
-                guard case .timeout = error else { Issue.record("expected .timeout, got \(error)"); return }
+                guard case .timeout? = error as? ProviderError else { Issue.record("expected .timeout, got \(error)"); return }
             }
             #expect(Date().timeIntervalSince(started) < 2.5)
             #expect(time.sleeps == [0.5])  // one retry after the first timeout
@@ -117,7 +117,7 @@ import SoundtrackContext
                 _ = try await client.current(lat: 42, lon: -93)
                 Issue.record("expected malformed")
             } catch {
-                guard case .malformed = error else { Issue.record("expected .malformed, got \(error)"); return }
+                guard case .malformed? = error as? ProviderError else { Issue.record("expected .malformed, got \(error)"); return }
             }
             #expect(stub.requests.count == 1)
         }
@@ -131,7 +131,7 @@ import SoundtrackContext
                 _ = try await client.current(lat: 42, lon: -93)
                 Issue.record("expected unauthorized")
             } catch {
-                guard case .unauthorized = error else { Issue.record("expected .unauthorized, got \(error)"); return }
+                guard case .unauthorized? = error as? ProviderError else { Issue.record("expected .unauthorized, got \(error)"); return }
             }
             #expect(stub.requests.count == 1)
         }
