@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -75,42 +76,85 @@ public struct URLSessionTransport: HTTPTransport {
         r.httpMethod = request.method
         for (k, v) in request.headers { r.setValue(v, forHTTPHeaderField: k) }
         r.httpBody = request.body
-        let urlRequest = r
+        // The answer, the timer and cancellation race on Dispatch threads, first come first served, so a
+        // busy Swift concurrency pool cannot turn a response that arrived in time into a timeout.
+        let pending = PendingRequest()
         let session = self.session
-        do {
-            return try await withTimeout(timeout) {
-                let (data, response) = try await session.data(for: urlRequest)
-                guard let http = response as? HTTPURLResponse else { throw TransportFailure.network("not an HTTP response") }
-                var headers: [String: String] = [:]
-                for (k, v) in http.allHeaderFields {
-                    if let k = k as? String, let v = v as? String { headers[k.lowercased()] = v }
+        let urlRequest = r
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>) in
+                let task = session.dataTask(with: urlRequest) { data, response, error in
+                    if let error {
+                        let code = (error as? URLError)?.code
+                        pending.finish(.failure(code == .timedOut ? .timeout : .network(code.map { "URLError \($0.rawValue)" } ?? "\(type(of: error))")))
+                        return
+                    }
+                    guard let http = response as? HTTPURLResponse else {
+                        pending.finish(.failure(.network("not an HTTP response")))
+                        return
+                    }
+                    var headers: [String: String] = [:]
+                    for (k, v) in http.allHeaderFields {
+                        if let k = k as? String, let v = v as? String { headers[k.lowercased()] = v }
+                    }
+                    pending.finish(.success(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data())))
                 }
-                return HTTPResponse(status: http.statusCode, headers: headers, body: data)
+                pending.start(continuation, task: task)
+                DispatchQueue.global().asyncAfter(deadline: .now() + max(timeout, 0.001)) {
+                    pending.finish(.failure(.timeout))
+                }
+                task.resume()
             }
-        } catch let e as TransportFailure {
-            throw e
-        } catch let e as URLError {
-            if e.code == .timedOut { throw .timeout }
-            throw .network("URLError \(e.code.rawValue)")
-        } catch is CancellationError {
-            throw .network("cancelled")
-        } catch {
-            throw .network(String(describing: type(of: error)))
+        } onCancel: {
+            pending.finish(.failure(.network("cancelled")))
         }
+        return try result.get()
+    }
+}
+
+/// One request in flight: whoever finishes it first (the answer, the timer, cancellation) resumes the
+/// caller and cancels the transfer; later finishers do nothing.
+private final class PendingRequest: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>?
+    private var task: URLSessionDataTask?
+    private var early: Result<HTTPResponse, TransportFailure>?
+    private var done = false
+
+    func start(_ c: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>, task t: URLSessionDataTask) {
+        lock.lock()
+        if let early {
+            task = nil
+            lock.unlock()
+            t.cancel()
+            c.resume(returning: early)
+            return
+        }
+        continuation = c
+        task = t
+        lock.unlock()
     }
 
-    /// Runs `body`, throwing ``TransportFailure/timeout`` when it takes longer than `seconds`
-    /// (a second guard besides URLRequest's own timeout, which libcurl applies to idle time).
-    private func withTimeout<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(nanoseconds: UInt64(max(seconds, 0.001) * 1e9))
-                throw TransportFailure.timeout
-            }
-            defer { group.cancelAll() }
-            return try await group.next()!
+    func finish(_ r: Result<HTTPResponse, TransportFailure>) {
+        lock.lock()
+        guard !done else {
+            lock.unlock()
+            return
         }
+        guard let c = continuation else {
+            // Finished (cancelled) before the transfer started: start() resumes with this outcome.
+            early = r
+            done = true
+            lock.unlock()
+            return
+        }
+        done = true
+        continuation = nil
+        let t = task
+        task = nil
+        lock.unlock()
+        if case .failure = r { t?.cancel() }
+        c.resume(returning: r)
     }
 }
 

@@ -37,4 +37,28 @@ struct ProviderCLITests {
         let s = try CLI.run(["import", "spotify-library", "--user", "u-1", "--db", db])
         #expect(s.status == 2 && s.stderr.contains("SOUNDTRACK_SPOTIFY_REFRESH_TOKEN"))
     }
+
+    @Test("the configuration file sets the database path and serve's address and port")
+    func configuredDatabaseAndServe() throws {
+        let (dir, db) = try CLI.smallDatabase()
+        let cfg = dir.appendingPathComponent("soundtrack.json")
+        try Data(#"{"database":{"path":"\#(db)"},"server":{"host":"127.0.0.1","port":0,"rate":5}}"#.utf8).write(to: cfg)
+        let list = try CLI.run(["users", "list", "--config", cfg.path])
+        #expect(list.status == 0 && list.stdout.contains("u-1"))
+        let serve = try CLI.start(["serve", "--config", cfg.path, "--log-level", "notice"])
+        defer { if serve.process.isRunning { serve.process.terminate() } }
+        var seen = ""
+        let deadline = Date().addingTimeInterval(60)
+        while !seen.contains("listening on"), Date() < deadline {
+            let chunk = serve.err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(seen.contains("listening on http://127.0.0.1:"))
+        #expect(seen.contains("database \(db)"))
+        #expect(!seen.contains("127.0.0.1:8080"))
+        serve.process.terminate()
+        serve.process.waitUntilExit()
+        #expect(serve.process.terminationStatus == 0)
+    }
 }

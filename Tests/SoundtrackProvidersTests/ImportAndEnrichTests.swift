@@ -92,7 +92,7 @@ import SoundtrackStore
             var config = SoundtrackConfiguration()
             config.weather.openWeatherBaseURL = stub.baseURL
             config.weather.openMeteoBaseURL = stub.baseURL
-            config.http = RetryPolicy(maxAttempts: 1, timeout: 2)
+            config.http = RetryPolicy(maxAttempts: 1, timeout: 10)
             config.secrets.openWeatherKey = "k-123"
             let time = TestTime()
             let providers = ProviderSet(configuration: config, logger: .init(label: "t"), sleep: time.sleep, now: time.now)

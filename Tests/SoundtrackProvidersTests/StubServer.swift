@@ -167,9 +167,10 @@ struct ForwardingHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-        let all = metadata.merging(extra ?? [:]) { $1 }
-        let rendered = "\(level) \(message) " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+    func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { $1 }
+        let error = event.error.map { " error=\($0)" } ?? ""
+        let rendered = "\(event.level) \(event.message) " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") + error
         target.lines.withLock { $0.append(rendered) }
     }
 }
@@ -185,8 +186,8 @@ final class TestTime: Sendable {
     func advance(_ seconds: Double) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }
 
-/// A client with short timeouts against the stub, its sleeps and clock from `time`.
-func testClient(_ time: TestTime, logger: Logger = Logger(label: "test"), timeout: Double = 2, attempts: Int = 3) -> ProviderHTTPClient {
+/// A client against the stub (10 s timeouts: the loopback answers in milliseconds, and the timeout test sets its own 0.3 s), its sleeps and clock from `time`.
+func testClient(_ time: TestTime, logger: Logger = Logger(label: "test"), timeout: Double = 10, attempts: Int = 3) -> ProviderHTTPClient {
     ProviderHTTPClient(
         transport: URLSessionTransport(), policy: RetryPolicy(maxAttempts: attempts, baseDelay: 0.5, maxDelay: 4, timeout: timeout, maxRetryAfter: 30),
         logger: logger, sleep: time.sleep, now: time.now)
