@@ -121,3 +121,42 @@ import SoundtrackStore
         }
     }
 }
+
+@Suite struct ProviderSetTests {
+    @Test func googleCalendarFillsTheCalendarWhenNoEventsAreStored() async throws {
+        try await withStub { stub in
+            stub.enqueue("GET", "/calendar/v3/calendars/work%40example.org/events", .fixture("google-events-page2.json"))
+            var config = SoundtrackConfiguration()
+            config.googleCalendar.baseURL = stub.baseURL
+            config.googleCalendar.calendarID = "work@example.org"
+            config.weather.order = []
+            config.secrets = .init(environment: ["SOUNDTRACK_GOOGLE_ACCESS_TOKEN": "ya29.static"])
+            let time = TestTime()
+            let providers = ProviderSet(configuration: config, logger: .init(label: "t"), sleep: time.sleep, now: time.now)
+            #expect(providers.spotify == nil)
+            let store = try ImportAndEnrichTests.store()
+            let enricher = ProviderImports.enricher(providers, store: store, lookaheadHours: 12)
+            let (out, report) = await enricher.enrich(Snapshot(user: "u-1", at: Timestamp(rfc3339: "2026-03-14T09:00:00+01:00")!))
+            #expect(report == [
+                EnrichmentEntry(section: "weather", source: "none", status: .skipped, reason: "no_coordinates"),
+                EnrichmentEntry(section: "calendar", source: "stored-events", status: .skipped, reason: "no_events"),
+                EnrichmentEntry(section: "calendar", source: "google-calendar", status: .filled),
+            ])
+            let event = try #require(out.calendar?.events.first)
+            #expect(event.category == .rest && event.title == nil && event.allDay)
+            #expect(event.start.rfc3339 == "2026-03-14T00:00:00+01:00")
+            #expect(stub.requests.first?.header("Authorization") == "Bearer ya29.static")
+        }
+    }
+
+    @Test func spotifyNeedsAClientSecretOrAUserToken() {
+        var config = SoundtrackConfiguration()
+        config.spotify.clientID = "id"
+        #expect(ProviderSet(configuration: config, logger: .init(label: "t")).spotify == nil)
+        config.secrets = .init(environment: ["SOUNDTRACK_SPOTIFY_CLIENT_SECRET": "s"])
+        let app = ProviderSet(configuration: config, logger: .init(label: "t")).spotify
+        #expect(app != nil && app?.appTokens != nil && app?.userTokens == nil)
+        config.secrets = .init(environment: ["SOUNDTRACK_SPOTIFY_REFRESH_TOKEN": "r", "SOUNDTRACK_SPOTIFY_CLIENT_SECRET": "s"])
+        #expect(ProviderSet(configuration: config, logger: .init(label: "t")).spotify?.userTokens != nil)
+    }
+}
