@@ -69,7 +69,7 @@ let package = Package(
         .target(
             name: "SoundtrackServer",
             dependencies: [
-                "SoundtrackApp", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                "SoundtrackApp", "SoundtrackProviders", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(
             name: "SoundtrackServerTests",
             dependencies: [
-                "SoundtrackServer", "SoundtrackApp", "SoundtrackStore", "SoundtrackContext",
+                "SoundtrackServer", "SoundtrackApp", "SoundtrackProviders", "SoundtrackStore", "SoundtrackContext",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

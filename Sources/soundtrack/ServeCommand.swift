@@ -3,6 +3,8 @@ import Dispatch
 import Foundation
 import Logging
 import Synchronization
+import SoundtrackApp
+import SoundtrackProviders
 import SoundtrackServer
 
 struct ServeCommand: ParsableCommand {
@@ -23,6 +25,8 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "The largest request body in bytes (default: the configuration file's server.max_body_bytes, else 1 MiB).") var maxBodyBytes: Int?
     @Flag(help: "Commit without waiting for the disk (synchronous=NORMAL): faster, but a power loss may lose acknowledged feedback.")
     var noSync = false
+    @Flag(help: "Fill missing weather and calendar sections of snapshots from the configured providers and imported events (see docs/providers.md); picks then carry an `enriched` list.")
+    var enrich = false
 
     func validate() throws {
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be in 0...65535, got \(port)") }
@@ -33,7 +37,8 @@ struct ServeCommand: ParsableCommand {
     func run() throws {
         let env = ProcessInfo.processInfo.environment
         // Options, then the environment, then the configuration file's `server` section, then defaults.
-        let file = try store.configuration().server
+        let fileConfig = try store.configuration()
+        let file = fileConfig.server
         var config = ServerConfiguration()
         config.host = host ?? env["SOUNDTRACK_HOST"] ?? file.host ?? "127.0.0.1"
         let p = port ?? env["SOUNDTRACK_PORT"].map { Int($0) ?? -1 } ?? file.port ?? 8080
@@ -47,6 +52,11 @@ struct ServeCommand: ParsableCommand {
         config.maxBodyBytes = maxBodyBytes ?? file.maxBodyBytes ?? (1 << 20)
         if let n = file.maxBatchEvents { config.maxBatchEvents = n }
         let service = try store.open(durable: !noSync)
+        if enrich {
+            config.enricher = ProviderImports.enricher(
+                ProviderSet(configuration: fileConfig, logger: Logger(label: "soundtrack.providers")), store: service.store,
+                lookaheadHours: fileConfig.calendar.lookaheadHours)
+        }
         var serveLogger = Logger(label: "soundtrack.serve")
         serveLogger.logLevel = min(store.logLevel, .notice)
         let logger = serveLogger
