@@ -88,7 +88,7 @@ public enum ProviderImports {
     /// store's imported events.
     public static func enricher(_ providers: ProviderSet, store: Store, lookaheadHours: Double) -> SnapshotEnricher {
         SnapshotEnricher(
-            weather: providers.weather, googleCalendar: providers.googleCalendar,
+            weather: providers.weather, googleCalendar: providers.googleCalendar, googleCalendarUser: providers.googleCalendarUser,
             storedEvents: { user, from, to in try store.calendarEvents(user: user, from: from, to: to) },
             lookahead: lookaheadHours * 3600)
     }

@@ -9,8 +9,10 @@ import SoundtrackContext
 public struct ProviderSet: Sendable {
     /// The weather chain and its cache.
     public var weather: WeatherService
-    /// Google Calendar, when a Google access or refresh token is set.
+    /// Google Calendar, when a Google access or refresh token and `providers.google_calendar.user` are set.
     public var googleCalendar: GoogleCalendarClient?
+    /// The Soundtrack user the Google tokens belong to (`providers.google_calendar.user`).
+    public var googleCalendarUser: String?
     /// The Spotify Web API, when a client secret or a user token is set.
     public var spotify: SpotifyClient?
     /// The zone of floating and all-day calendar times.
@@ -43,7 +45,8 @@ public struct ProviderSet: Sendable {
         weather = WeatherService(providers: chain, ttl: c.weather.cacheTTL, cellDegrees: c.weather.cellDegrees, now: now)
         timeZone = c.calendar.timeZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
         let s = c.secrets
-        if s.googleAccessToken != nil || s.googleRefreshToken != nil {
+        googleCalendarUser = c.googleCalendar.user
+        if s.googleAccessToken != nil || s.googleRefreshToken != nil, c.googleCalendar.user != nil {
             let tokens = OAuthTokens(
                 accessToken: s.googleAccessToken, grant: s.googleRefreshToken.map { .refreshToken($0) } ?? .none,
                 tokenURL: c.googleCalendar.tokenURL, clientID: c.googleCalendar.clientID, clientSecret: s.googleClientSecret,

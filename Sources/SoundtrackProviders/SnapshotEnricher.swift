@@ -6,7 +6,7 @@ import SoundtrackContext
 /// - `weather` (when missing and the snapshot has coordinates): the weather chain (cache, then each
 ///   provider in order).
 /// - `calendar` (when missing): the user's stored events (imported from ICS files), then Google
-///   Calendar; events overlapping `[at, at + lookahead]`, at most 200, each with its category (classified
+///   Calendar (only for ``googleCalendarUser``: the tokens open one person's calendar); events overlapping `[at, at + lookahead]`, at most 200, each with its category (classified
 ///   from the title by ``CalendarClassifier``) and without its title (titles are sensitive).
 ///
 /// A section the phone sent is never replaced. A failing provider never fails the pick: the snapshot
@@ -19,15 +19,21 @@ public struct SnapshotEnricher: Sendable {
     public var weather: WeatherService?
     /// Google Calendar, if configured.
     public var googleCalendar: GoogleCalendarClient?
+    /// The only user whose snapshots Google Calendar fills (its tokens open one person's calendar).
+    public var googleCalendarUser: String?
     /// The store's imported events, if any.
     public var storedEvents: StoredEvents?
     /// How far ahead of `at` events are taken, in seconds.
     public var lookahead: Double
 
     /// Creates an enricher.
-    public init(weather: WeatherService?, googleCalendar: GoogleCalendarClient?, storedEvents: StoredEvents?, lookahead: Double = 12 * 3600) {
+    public init(
+        weather: WeatherService?, googleCalendar: GoogleCalendarClient?, googleCalendarUser: String? = nil, storedEvents: StoredEvents?,
+        lookahead: Double = 12 * 3600
+    ) {
         self.weather = weather
         self.googleCalendar = googleCalendar
+        self.googleCalendarUser = googleCalendarUser
         self.storedEvents = storedEvents
         self.lookahead = lookahead
     }
@@ -64,7 +70,8 @@ public struct SnapshotEnricher: Sendable {
                     report.append(EnrichmentEntry(section: "calendar", source: "stored-events", status: .failed, reason: "store_error"))
                 }
             }
-            if s.calendar == nil, let googleCalendar {
+            let google = googleCalendarUser == s.user ? googleCalendar : nil
+            if s.calendar == nil, let googleCalendar = google {
                 do {
                     let found = try await googleCalendar.events(from: from, to: to)
                     s.calendar = CalendarInfo(events: found.prefix(Snapshot.maxEvents).map { Self.event($0, offset: s.at.offsetSeconds) })
@@ -73,7 +80,7 @@ public struct SnapshotEnricher: Sendable {
                     report.append(EnrichmentEntry(section: "calendar", source: "google-calendar", status: .failed, reason: error.code))
                 }
             }
-            if storedEvents == nil, googleCalendar == nil {
+            if storedEvents == nil, google == nil {
                 report.append(EnrichmentEntry(section: "calendar", source: "none", status: .skipped, reason: "not_configured"))
             }
         }

@@ -64,6 +64,9 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
         public var tokenURL = URL(string: "https://oauth2.googleapis.com/token")!
         public var calendarID = "primary"
         public var clientID: String?
+        /// The Soundtrack user whose calendar the Google tokens open: Google Calendar fills only that
+        /// user's snapshots (without it, Google Calendar is not used).
+        public var user: String?
         public init() {}
     }
 
@@ -187,7 +190,7 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
                 }
             }
             if let g = try p.object("google_calendar") {
-                try g.allow(["base_url", "token_url", "calendar_id", "client_id"], secrets: [
+                try g.allow(["base_url", "token_url", "calendar_id", "client_id", "user"], secrets: [
                     "client_secret": "SOUNDTRACK_GOOGLE_CLIENT_SECRET", "refresh_token": "SOUNDTRACK_GOOGLE_REFRESH_TOKEN",
                     "access_token": "SOUNDTRACK_GOOGLE_ACCESS_TOKEN",
                 ])
@@ -195,6 +198,7 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
                 googleCalendar.tokenURL = try g.url("token_url") ?? googleCalendar.tokenURL
                 googleCalendar.calendarID = try g.string("calendar_id") ?? googleCalendar.calendarID
                 googleCalendar.clientID = try g.string("client_id")
+                googleCalendar.user = try g.string("user")
             }
             if let s = try p.object("spotify") {
                 try s.allow(["api_base_url", "accounts_base_url", "client_id"], secrets: [
@@ -248,6 +252,7 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
                 ("google_calendar", .object([
                     ("base_url", .string(Redaction.url(googleCalendar.baseURL))), ("token_url", .string(Redaction.url(googleCalendar.tokenURL))),
                     ("calendar_id", .string(googleCalendar.calendarID)), ("client_id", opt(googleCalendar.clientID)),
+                    ("user", opt(googleCalendar.user)),
                     ("client_secret", secret(secrets.googleClientSecret)), ("access_token", secret(secrets.googleAccessToken)),
                     ("refresh_token", secret(secrets.googleRefreshToken)),
                 ])),

@@ -129,6 +129,7 @@ import SoundtrackStore
             var config = SoundtrackConfiguration()
             config.googleCalendar.baseURL = stub.baseURL
             config.googleCalendar.calendarID = "work@example.org"
+            config.googleCalendar.user = "u-1"
             config.weather.order = []
             config.secrets = .init(environment: ["SOUNDTRACK_GOOGLE_ACCESS_TOKEN": "ya29.static"])
             let time = TestTime()
@@ -146,6 +147,11 @@ import SoundtrackStore
             #expect(event.category == .rest && event.title == nil && event.allDay)
             #expect(event.start.rfc3339 == "2026-03-14T00:00:00+01:00")
             #expect(stub.requests.first?.header("Authorization") == "Bearer ya29.static")
+            // The tokens open u-1's calendar: another user's snapshot never gets it.
+            try store.addUser(id: "u-2", at: Date())
+            let (other, otherReport) = await enricher.enrich(Snapshot(user: "u-2", at: Timestamp(rfc3339: "2026-03-14T09:00:00+01:00")!))
+            #expect(other.calendar == nil && stub.requests.count == 1)
+            #expect(otherReport.last == EnrichmentEntry(section: "calendar", source: "stored-events", status: .skipped, reason: "no_events"))
         }
     }
 
