@@ -14,8 +14,9 @@ public enum ProviderImports {
         public var events: Int
         /// Events that could not be read (line and field), skipped.
         public var rejected: [InputError]
-        /// The window recurring events were expanded in.
+        /// The start of the window recurring events were expanded in.
         public var from: Date
+        /// The end of that window.
         public var to: Date
     }
 
@@ -40,12 +41,15 @@ public enum ProviderImports {
         public var spotifyUser: String
         /// Distinct tracks upserted into the catalog.
         public var tracks: Int
-        /// Saved tracks, top tracks, tracks of own playlists.
+        /// Saved tracks.
         public var saved: Int
+        /// Top tracks.
         public var top: Int
+        /// Tracks of the user's own playlists.
         public var playlistTracks: Int
-        /// Own playlists read, followed playlists skipped.
+        /// Own playlists read.
         public var ownPlaylists: Int
+        /// Followed playlists skipped.
         public var skippedPlaylists: Int
     }
 

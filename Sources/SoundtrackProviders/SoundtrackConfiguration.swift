@@ -36,12 +36,19 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
 
     /// The `server` section.
     public struct Server: Sendable, Equatable {
+        /// `server.host`: the address to bind.
         public var host: String?
+        /// `server.port` (0: any free port).
         public var port: Int?
+        /// `server.max_body_bytes`: the largest request body.
         public var maxBodyBytes: Int?
+        /// `server.max_batch_events`: the most events in one feedback batch.
         public var maxBatchEvents: Int?
+        /// `server.rate`: requests per second of each user key.
         public var rate: Double?
+        /// `server.burst`: requests at once of each user key.
         public var burst: Double?
+        /// The defaults.
         public init() {}
     }
 
@@ -53,28 +60,40 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
         public var cacheTTL: Double = 600
         /// The cache's cell size in degrees.
         public var cellDegrees: Double = 0.1
+        /// `providers.weather.openweather.base_url`.
         public var openWeatherBaseURL = URL(string: "https://api.openweathermap.org")!
+        /// `providers.weather.open_meteo.base_url`.
         public var openMeteoBaseURL = URL(string: "https://api.open-meteo.com")!
+        /// The defaults.
         public init() {}
     }
 
     /// The `providers.google_calendar` section.
     public struct GoogleCalendarSection: Sendable, Equatable {
+        /// `providers.google_calendar.base_url`.
         public var baseURL = URL(string: "https://www.googleapis.com")!
+        /// `providers.google_calendar.token_url`: the OAuth token endpoint.
         public var tokenURL = URL(string: "https://oauth2.googleapis.com/token")!
+        /// `providers.google_calendar.calendar_id`.
         public var calendarID = "primary"
+        /// `providers.google_calendar.client_id` (not a secret).
         public var clientID: String?
         /// The Soundtrack user whose calendar the Google tokens open: Google Calendar fills only that
         /// user's snapshots (without it, Google Calendar is not used).
         public var user: String?
+        /// The defaults.
         public init() {}
     }
 
     /// The `providers.spotify` section.
     public struct SpotifySection: Sendable, Equatable {
+        /// `providers.spotify.api_base_url`.
         public var apiBaseURL = URL(string: "https://api.spotify.com")!
+        /// `providers.spotify.accounts_base_url` (the token endpoint is `/api/token` under it).
         public var accountsBaseURL = URL(string: "https://accounts.spotify.com")!
+        /// `providers.spotify.client_id` (not a secret).
         public var clientID: String?
+        /// The defaults.
         public init() {}
     }
 
@@ -86,6 +105,7 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
         public var lookaheadHours: Double = 12
         /// How many days of recurring events an ICS import expands, from the import's time.
         public var importDays: Int = 90
+        /// The defaults.
         public init() {}
     }
 
@@ -105,6 +125,7 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
         public var spotifyRefreshToken: String?
         /// `SOUNDTRACK_SPOTIFY_ACCESS_TOKEN`.
         public var spotifyAccessToken: String?
+        /// The defaults.
         public init() {}
 
         /// The environment variables read, and the property each fills.
