@@ -30,6 +30,8 @@ public actor WeatherService {
     /// The cell size in degrees.
     public let cellDegrees: Double
     private var cache: [Cell: (weather: Weather, source: String, at: Date)] = [:]
+    /// Above this many cells, expired answers are dropped before a new one is kept.
+    let maxCells = 4096
 
     /// Creates the service.
     /// - Parameters:
@@ -56,7 +58,12 @@ public actor WeatherService {
         for p in providers {
             do {
                 let w = try await p.current(lat: lat, lon: lon)
-                cache[cell] = (w, p.name, now())
+                let at = now()
+                if cache.count >= maxCells {
+                    // A long-running service sees many cells: drop the expired answers before growing.
+                    cache = cache.filter { at.timeIntervalSince($0.value.at) < ttl }
+                }
+                cache[cell] = (w, p.name, at)
                 report.append(EnrichmentEntry(section: "weather", source: p.name, status: .filled))
                 return Outcome(weather: w, report: report)
             } catch {
