@@ -48,11 +48,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // HTTP clients for the outside world (URLSession, libcurl on Linux): weather, calendars (Google, ICS),
+        // the Spotify Web API; retries, timeouts, rate limits, caching, the fallback chain; the configuration file.
+        .target(
+            name: "SoundtrackProviders",
+            dependencies: [
+                "SoundtrackCatalog", "SoundtrackContext",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // What the executable does, as library code: opening the default database, the demo, the benchmark.
         .target(
             name: "SoundtrackApp",
             dependencies: [
-                "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                "SoundtrackProviders", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -60,7 +69,7 @@ let package = Package(
         .target(
             name: "SoundtrackServer",
             dependencies: [
-                "SoundtrackApp", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                "SoundtrackApp", "SoundtrackProviders", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -73,7 +82,8 @@ let package = Package(
         .executableTarget(
             name: "soundtrack",
             dependencies: [
-                "SoundtrackServer", "SoundtrackApp", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                "SoundtrackServer", "SoundtrackApp", "SoundtrackProviders", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog",
+                "SoundtrackContext",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -97,9 +107,18 @@ let package = Package(
             dependencies: ["SoundtrackApp", "SoundtrackStore", "SoundtrackContext"]
         ),
         .testTarget(
+            name: "SoundtrackProvidersTests",
+            dependencies: [
+                "SoundtrackProviders", "SoundtrackApp", "SoundtrackStore", "SoundtrackCatalog", "SoundtrackContext",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["Fixtures"]
+        ),
+        .testTarget(
             name: "SoundtrackServerTests",
             dependencies: [
-                "SoundtrackServer", "SoundtrackApp", "SoundtrackStore", "SoundtrackContext",
+                "SoundtrackServer", "SoundtrackApp", "SoundtrackProviders", "SoundtrackStore", "SoundtrackContext",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

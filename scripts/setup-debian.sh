@@ -5,7 +5,8 @@ set -euo pipefail
 need=()
 # libopenblas0-serial provides the libblas.so.3 alternative at run time: the same CBLAS API as the
 # reference libblas3, about 8x faster on the scoring matrices (see docs/architecture.md).
-for pkg in libsqlite3-dev libblas-dev libopenblas0-serial libcurl4-openssl-dev pkg-config; do
+# libcurl4-openssl-dev: URLSession's transport (the providers); tzdata: the time zones of calendar files.
+for pkg in libsqlite3-dev libblas-dev libopenblas0-serial libcurl4-openssl-dev tzdata pkg-config; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -593,6 +593,44 @@ public enum OpenAPIDocument {
           },
           "source": {
             "type": "string"
+          },
+          "enriched": {
+            "description": "Only when the service runs with --enrich: which source filled (or failed to fill) a section the snapshot lacked, in the order the sources were asked.",
+            "type": "array",
+            "items": {
+              "type": "object",
+              "required": [
+                "section",
+                "source",
+                "status"
+              ],
+              "properties": {
+                "section": {
+                  "type": "string",
+                  "enum": [
+                    "weather",
+                    "calendar"
+                  ]
+                },
+                "source": {
+                  "type": "string",
+                  "description": "openweather, open-meteo, stored-events, google-calendar, or none."
+                },
+                "status": {
+                  "type": "string",
+                  "enum": [
+                    "filled",
+                    "cached",
+                    "failed",
+                    "skipped"
+                  ]
+                },
+                "reason": {
+                  "type": "string",
+                  "description": "Why a source failed or was skipped (timeout, rate_limited, http_error, unauthorized, network, malformed, not_configured, no_coordinates, no_events, store_error)."
+                }
+              }
+            }
           }
         }
       },

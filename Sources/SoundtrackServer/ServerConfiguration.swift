@@ -1,4 +1,5 @@
 import Foundation
+import SoundtrackProviders
 
 /// Everything `soundtrack serve` can be told: where to listen, limits, and the clock.
 ///
@@ -28,6 +29,9 @@ public struct ServerConfiguration: Sendable {
     public var maxWriteBatch: Int = 2048
     /// Clocks: wall time for records, and a monotonic one (seconds) for rate limits and latencies.
     public var clock: ServerClock = .system
+    /// Fills the weather and calendar sections a snapshot lacks before each pick (`serve --enrich`);
+    /// the pick then carries the `enriched` list. `nil`: snapshots are used as sent.
+    public var enricher: SnapshotEnricher?
 
     /// A configuration with the defaults.
     public init() {}

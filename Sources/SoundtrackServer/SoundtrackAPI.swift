@@ -8,6 +8,7 @@ import SoundtrackApp
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
+import SoundtrackProviders
 import SoundtrackStore
 
 /// The HTTP service: routes, authentication, limits, metrics and the writer, assembled over a
@@ -98,7 +99,7 @@ public final class SoundtrackAPI: Sendable {
     private func postPick(_ request: Request) async throws -> Response {
         let principal = try authenticate(request)
         let body = try await readBody(request)
-        let snapshot: Snapshot
+        var snapshot: Snapshot
         do {
             snapshot = try body.withUnsafeReadableBytes { raw throws(InputError) in try Snapshot.decode(bytes: raw) }
         } catch {
@@ -120,8 +121,12 @@ public final class SoundtrackAPI: Sendable {
             }
             learn = l == "true"
         }
+        var report: [EnrichmentEntry] = []
+        if let enricher = configuration.enricher {
+            (snapshot, report) = await enricher.enrich(snapshot)
+        }
         let pick = try live.pick(snapshot, top: top, learn: learn)
-        return Self.json(pick.json(includeRanked: top > 1))
+        return Self.json(EnrichmentEntry.annotate(pick.json(includeRanked: top > 1), with: report))
     }
 
     private func postFeedback(_ request: Request) async throws -> Response {

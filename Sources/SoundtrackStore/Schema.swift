@@ -131,6 +131,40 @@ enum Schema {
                 CREATE INDEX api_keys_user ON api_keys(user_id);
                 """)
         }
+        m.registerMigration("v3") { db in
+            // Calendar events imported from ICS files (and fetched from Google Calendar), one row per
+            // occurrence: times and the category; the title only when the user keeps raw snapshots.
+            // The event key is a SHA-256 of the source's event id and the occurrence's start (UIDs
+            // may carry email addresses). A user's library from a streaming service: which tracks,
+            // from which list (saved, top, own playlists), so onboarding can start from real taste.
+            try db.execute(sql: """
+                CREATE TABLE calendar_events (
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    source TEXT NOT NULL CHECK (source IN ('ics', 'google')),
+                    event_key TEXT NOT NULL CHECK (length(event_key) = 64),
+                    start_at REAL NOT NULL,
+                    end_at REAL NOT NULL CHECK (end_at >= start_at),
+                    offset_s INTEGER NOT NULL CHECK (offset_s BETWEEN -86399 AND 86399),
+                    all_day INTEGER NOT NULL CHECK (all_day IN (0, 1)),
+                    category TEXT NOT NULL CHECK (category IN ('workout', 'study', 'work', 'social', 'travel', 'rest', 'other')),
+                    title TEXT CHECK (title IS NULL OR length(title) <= 1024),
+                    imported_at REAL NOT NULL,
+                    PRIMARY KEY (user_id, source, event_key)
+                ) WITHOUT ROWID;
+                CREATE INDEX calendar_events_time ON calendar_events(user_id, start_at);
+                CREATE TABLE library_tracks (
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    service TEXT NOT NULL CHECK (service IN ('spotify')),
+                    list TEXT NOT NULL CHECK (list IN ('saved', 'top', 'playlist')),
+                    track_id TEXT NOT NULL REFERENCES songs(id) ON DELETE RESTRICT,
+                    rank INTEGER NOT NULL CHECK (rank >= 0),
+                    added_at REAL,
+                    imported_at REAL NOT NULL,
+                    PRIMARY KEY (user_id, service, list, track_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX library_tracks_song ON library_tracks(track_id);
+                """)
+        }
         return m
     }
 }

@@ -1,9 +1,11 @@
 import ArgumentParser
 import Foundation
+import Logging
 import SoundtrackApp
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
+import SoundtrackProviders
 import SoundtrackStore
 
 struct PickCommand: ParsableCommand {
@@ -15,6 +17,8 @@ struct PickCommand: ParsableCommand {
     @Option(name: .long, help: "Return a ranked list of K tracks (the pick's track first).") var top: Int = 1
     @Flag(name: .long, help: "Pick without learning: nothing is written to the database.") var readOnly = false
     @Flag(name: .long, help: "Reject unknown fields.") var strict = false
+    @Flag(name: .long, help: "Fill missing weather and calendar sections from the configured providers and imported events; the pick's `enriched` list says which source filled what.")
+    var enrich = false
 
     func validate() throws {
         guard (1...100).contains(top) else { throw ValidationError("--top must be in 1...100, got \(top)") }
@@ -22,10 +26,19 @@ struct PickCommand: ParsableCommand {
 
     func run() throws {
         let data = try readInput(input)
-        let snapshot = try Snapshot.decode(data, strict: strict)
+        var snapshot = try Snapshot.decode(data, strict: strict)
+        let config = enrich ? try store.configuration() : nil
         let service = try store.open()
+        var report: [EnrichmentEntry] = []
+        if let config {
+            let enricher = ProviderImports.enricher(
+                ProviderSet(configuration: config, logger: Logger(label: "soundtrack.providers")), store: service.store,
+                lookaheadHours: config.calendar.lookaheadHours)
+            let original = snapshot
+            (snapshot, report) = try runBlocking { await enricher.enrich(original) }
+        }
         let pick = try service.pick(snapshot, top: top, learn: !readOnly)
-        print(pick.json(includeRanked: top > 1).serialized())
+        print(EnrichmentEntry.annotate(pick.json(includeRanked: top > 1), with: report).serialized())
     }
 }
 

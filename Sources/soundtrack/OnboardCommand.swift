@@ -19,7 +19,7 @@ struct OnboardCommand: ParsableCommand {
     @Option(help: "The user id (must match the snapshot's `user`).") var user: String
     @Option(help: "The track id of the song the user wants to hear now.") var song: String
     @Option(help: "The snapshot file, or - for standard input.") var snapshot: String
-    @Option(help: "A file of the user's own track ids, one per line, preferred over the catalog when similar enough.") var library: String?
+    @Option(help: "A file of the user's own track ids, one per line, preferred over the catalog when similar enough (default: the library `import spotify-library` stored).") var library: String?
     @Flag(name: .long, help: "Reject unknown fields.") var strict = false
 
     func run() throws {
@@ -38,6 +38,9 @@ struct OnboardCommand: ParsableCommand {
         if try !service.store.userExists(user) {
             try service.store.addUser(id: user, at: snap.at.date)
             stderr("created user \(user)")
+        } else if library == nil {
+            // The library imported by `import spotify-library`, when there is one.
+            libraryIds = try service.store.library(user: user).map(\.trackID)
         }
         let pick = try service.onboard(snap, song: song, library: libraryIds)
         print(pick.json().serialized())

@@ -1,9 +1,11 @@
 import ArgumentParser
+import Dispatch
 import Foundation
 import Logging
 import Synchronization
 import SoundtrackApp
 import SoundtrackContext
+import SoundtrackProviders
 import SoundtrackStore
 
 /// Options every command that opens the database shares.
@@ -20,13 +22,30 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "Log level on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .warning
 
+    @Option(name: .long, help: "The configuration file (default: $SOUNDTRACK_CONFIG, else ./soundtrack.json when it exists; see docs/configuration.md).")
+    var config: String?
+
     var path: String {
-        db ?? ProcessInfo.processInfo.environment["SOUNDTRACK_DB"] ?? "soundtrack.sqlite"
+        db ?? ProcessInfo.processInfo.environment["SOUNDTRACK_DB"] ?? (try? configuration())?.databasePath ?? "soundtrack.sqlite"
+    }
+
+    /// The configuration file's path: `--config`, else `$SOUNDTRACK_CONFIG`, else `./soundtrack.json` if it exists.
+    var configPath: String? {
+        if let config { return config }
+        if let env = ProcessInfo.processInfo.environment["SOUNDTRACK_CONFIG"], !env.isEmpty { return env }
+        return FileManager.default.fileExists(atPath: "soundtrack.json") ? "soundtrack.json" : nil
+    }
+
+    /// The configuration (defaults without a file) with the secrets of the environment.
+    /// - Throws: ``InputError`` naming the file and the key path at fault.
+    func configuration() throws -> SoundtrackConfiguration {
+        try ConfigLoader.load(path: configPath)
     }
 
     /// Opens the service, loading the bundled catalog into a new database (reported on stderr).
     func open(durable: Bool = true, loadBundledCatalog: Bool = true) throws -> SoundtrackService {
-        let m = try models.map { try Models.load(directory: URL(fileURLWithPath: $0)) } ?? Models.bundled()
+        let modelsDir = try models ?? configuration().modelsDir
+        let m = try modelsDir.map { try Models.load(directory: URL(fileURLWithPath: $0)) } ?? Models.bundled()
         let exe = URL(fileURLWithPath: CommandLine.arguments[0])
         let exeURL = exe.path.contains("/") ? exe : nil
         let candidates = Bootstrap.catalogCandidates(
@@ -89,4 +108,40 @@ extension LoggingSystem {
         }
         if first { bootstrap(factory) }
     }
+}
+
+/// Reads the configuration file the executable was pointed at, with the environment's secrets.
+enum ConfigLoader {
+    static func load(path: String?) throws -> SoundtrackConfiguration {
+        let env = ProcessInfo.processInfo.environment
+        guard let path else {
+            var c = SoundtrackConfiguration()
+            c.secrets = .init(environment: env)
+            return c
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw InputError(path: "", expected: "a readable configuration file", got: "'\(path)' (not found or unreadable)")
+        }
+        do {
+            return try SoundtrackConfiguration.parse(data, environment: env)
+        } catch {
+            var e = error
+            e.path = e.path.isEmpty ? path : "\(path): \(e.path)"
+            throw e
+        }
+    }
+}
+
+/// Runs async work from a synchronous command and returns its result.
+func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = Mutex<Result<T, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        let r: Result<T, any Error>
+        do { r = .success(try await body()) } catch { r = .failure(error) }
+        box.withLock { $0 = r }
+        done.signal()
+    }
+    done.wait()
+    return try box.withLock { $0! }.get()
 }

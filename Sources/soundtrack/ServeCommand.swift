@@ -3,6 +3,8 @@ import Dispatch
 import Foundation
 import Logging
 import Synchronization
+import SoundtrackApp
+import SoundtrackProviders
 import SoundtrackServer
 
 struct ServeCommand: ParsableCommand {
@@ -10,7 +12,8 @@ struct ServeCommand: ParsableCommand {
         commandName: "serve",
         abstract: "Run the HTTP service (JSON API, API keys, Prometheus metrics) until SIGTERM or SIGINT.",
         discussion: """
-            Options fall back to the environment: SOUNDTRACK_DB, SOUNDTRACK_HOST, SOUNDTRACK_PORT, SOUNDTRACK_RATE, SOUNDTRACK_BURST. \
+            Options fall back to the environment: SOUNDTRACK_DB, SOUNDTRACK_HOST, SOUNDTRACK_PORT, SOUNDTRACK_RATE, SOUNDTRACK_BURST, \
+            then to the configuration file's `server` section (--config, see docs/configuration.md). \
             On SIGTERM the service stops accepting connections, finishes the requests in flight, commits every queued write and exits 0.
             """)
 
@@ -19,30 +22,41 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "The TCP port, 0 for any free one (default: $SOUNDTRACK_PORT, else 8080).") var port: Int?
     @Option(help: "Requests per second allowed to each user key (default: $SOUNDTRACK_RATE, else 50).") var rate: Double?
     @Option(help: "Burst allowed to each user key (default: $SOUNDTRACK_BURST, else twice the rate).") var burst: Double?
-    @Option(help: "The largest request body in bytes.") var maxBodyBytes: Int = 1 << 20
+    @Option(help: "The largest request body in bytes (default: the configuration file's server.max_body_bytes, else 1 MiB).") var maxBodyBytes: Int?
     @Flag(help: "Commit without waiting for the disk (synchronous=NORMAL): faster, but a power loss may lose acknowledged feedback.")
     var noSync = false
+    @Flag(help: "Fill missing weather and calendar sections of snapshots from the configured providers and imported events (see docs/providers.md); picks then carry an `enriched` list.")
+    var enrich = false
 
     func validate() throws {
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be in 0...65535, got \(port)") }
         if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
-        if maxBodyBytes < 1024 { throw ValidationError("--max-body-bytes must be at least 1024") }
+        if let maxBodyBytes, maxBodyBytes < 1024 { throw ValidationError("--max-body-bytes must be at least 1024") }
     }
 
     func run() throws {
         let env = ProcessInfo.processInfo.environment
+        // Options, then the environment, then the configuration file's `server` section, then defaults.
+        let fileConfig = try store.configuration()
+        let file = fileConfig.server
         var config = ServerConfiguration()
-        config.host = host ?? env["SOUNDTRACK_HOST"] ?? "127.0.0.1"
-        let p = port ?? env["SOUNDTRACK_PORT"].map { Int($0) ?? -1 } ?? 8080
+        config.host = host ?? env["SOUNDTRACK_HOST"] ?? file.host ?? "127.0.0.1"
+        let p = port ?? env["SOUNDTRACK_PORT"].map { Int($0) ?? -1 } ?? file.port ?? 8080
         guard (0...65535).contains(p) else {
             throw ValidationError("SOUNDTRACK_PORT must be a port number")
         }
         config.port = p
-        let r = rate ?? env["SOUNDTRACK_RATE"].flatMap(Double.init) ?? 50
-        let b = burst ?? env["SOUNDTRACK_BURST"].flatMap(Double.init) ?? 2 * r
+        let r = rate ?? env["SOUNDTRACK_RATE"].flatMap(Double.init) ?? file.rate ?? 50
+        let b = burst ?? env["SOUNDTRACK_BURST"].flatMap(Double.init) ?? file.burst ?? 2 * r
         config.userRate = RateLimit(perSecond: r, burst: b)
-        config.maxBodyBytes = maxBodyBytes
+        config.maxBodyBytes = maxBodyBytes ?? file.maxBodyBytes ?? (1 << 20)
+        if let n = file.maxBatchEvents { config.maxBatchEvents = n }
         let service = try store.open(durable: !noSync)
+        if enrich {
+            config.enricher = ProviderImports.enricher(
+                ProviderSet(configuration: fileConfig, logger: Logger(label: "soundtrack.providers")), store: service.store,
+                lookaheadHours: fileConfig.calendar.lookaheadHours)
+        }
         var serveLogger = Logger(label: "soundtrack.serve")
         serveLogger.logLevel = min(store.logLevel, .notice)
         let logger = serveLogger

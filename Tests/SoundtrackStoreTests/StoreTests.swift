@@ -111,6 +111,12 @@ struct StoreTests {
             _ = try service.feedback(FeedbackEvent(id: "e-\(u)", user: u, at: p.at, track: p.track.id, signal: .like, pickId: p.pickId))
             // Coordinates without a label teach the user a place.
             _ = try service.pick(Snapshot(user: u, at: Timestamp(rfc3339: "2026-03-11T12:00:00+01:00")!, location: Location(lat: 48.1, lon: 11.6)))
+            // Imported calendar events and a streaming library belong to the user too.
+            let start = Timestamp(rfc3339: "2026-03-11T18:00:00+01:00")!, end = Timestamp(rfc3339: "2026-03-11T19:00:00+01:00")!
+            try service.store.replaceCalendarEvents(
+                user: u, source: .ics, from: start.date, to: end.date,
+                events: [StoredCalendarEvent(sourceID: "gym@example.org", start: start, end: end, allDay: false, category: .workout, title: "Gym")], at: Date())
+            try service.store.importLibrary(user: u, tracks: [], entries: [LibraryEntry(trackID: p.track.id, list: .saved, rank: 0)], at: Date())
         }
         #expect(try service.store.rowCounts(user: "u-1").values.allSatisfy { $0 > 0 })
         #expect(try service.store.forget(user: "u-1"))
