@@ -61,6 +61,8 @@ public struct EvaluationReport: Sendable {
         public var days: Int
         /// Like rate of each day, for the engine and each baseline (by name).
         public var likeRateByDay: [(String, [Double])]
+        /// Like rate per ground-truth context, for the engine and each baseline (by name).
+        public var likeRateByContext: [(String, [(String, Double)])]
         /// Bin purity against the ground-truth contexts (mean over users).
         public var purity: Double
         /// Normalised mutual information of bins and ground-truth contexts (mean over users).
@@ -120,6 +122,7 @@ public struct EvaluationReport: Sendable {
             pairs.append(("online", .object([
                 ("days", .number(Double(o.days))),
                 ("like_rate_by_day", .object(o.likeRateByDay.map { ($0.0, .array($0.1.map { Self.r($0) })) })),
+                ("like_rate_by_context", .object(o.likeRateByContext.map { ($0.0, .object($0.1.map { ($0.0, Self.r($0.1)) })) })),
                 ("bin_purity", Self.r(o.purity)), ("bin_nmi", Self.r(o.nmi)),
             ])))
         }
@@ -163,6 +166,12 @@ public struct EvaluationReport: Sendable {
             lines.append(pad("day", 6) + o.likeRateByDay.map { lpad($0.0, 16) }.joined())
             for d in 0..<o.days {
                 lines.append(pad("\(d + 1)", 6) + o.likeRateByDay.map { lpad(d < $0.1.count ? f($0.1[d]) : "—", 16) }.joined())
+            }
+            lines.append("")
+            lines.append("like rate by ground-truth context:")
+            lines.append(pad("context", 10) + o.likeRateByContext.map { lpad($0.0, 16) }.joined())
+            for (i, row) in (o.likeRateByContext.first?.1 ?? []).enumerated() {
+                lines.append(pad(row.0, 10) + o.likeRateByContext.map { lpad(f($0.1[i].1), 16) }.joined())
             }
             lines.append("")
             lines.append("bins against the ground-truth contexts: purity \(f(o.purity)), NMI \(f(o.nmi)) (mean over users)")

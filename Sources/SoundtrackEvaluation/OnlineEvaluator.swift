@@ -45,6 +45,9 @@ public struct OnlineEvaluator: Sendable {
         let days = population.days
         var liked = [[Int]](repeating: [Int](repeating: 0, count: days), count: kinds.count + 1)
         var heard = [Int](repeating: 0, count: days)
+        let contexts = ContextLabel.allCases
+        var likedIn = [[Int]](repeating: [Int](repeating: 0, count: contexts.count), count: kinds.count + 1)
+        var heardIn = [Int](repeating: 0, count: contexts.count)
         var pairs = [[(Int, ContextLabel)]](repeating: [], count: users.count)
         var lastBin = [Int?](repeating: nil, count: users.count)
         var lastAt = [Date?](repeating: nil, count: users.count)
@@ -58,13 +61,18 @@ public struct OnlineEvaluator: Sendable {
                 for b in base.indices { base[b].refresh() }
             }
             heard[slot.day] += 1
+            let ci = contexts.firstIndex(of: slot.context)!
+            heardIn[ci] += 1
             let u = slot.user
             let id = population.eventId(slot)
             // The engine.
             let (pick, record) = engine.pick(slot.snapshot, state: &states[u])
             if let row = catalog.row(of: pick.track.id) {
                 let event = population.answer(slot: slot, track: row, eventId: id, pickId: pick.pickId)
-                if event.signal.isPositive { liked[0][slot.day] += 1 }
+                if event.signal.isPositive {
+                    liked[0][slot.day] += 1
+                    likedIn[0][ci] += 1
+                }
                 _ = try engine.feedback(event, pick: record, state: &states[u])
             }
             pairs[u].append((record.binNumber, slot.context))
@@ -83,7 +91,10 @@ public struct OnlineEvaluator: Sendable {
                     let row = catalog.row(of: track)
                 else { continue }
                 let event = population.answer(slot: slot, track: row, eventId: id)
-                if event.signal.isPositive { liked[b + 1][slot.day] += 1 }
+                if event.signal.isPositive {
+                    liked[b + 1][slot.day] += 1
+                    likedIn[b + 1][ci] += 1
+                }
                 base[b].learn(user: user, track: track, positive: event.signal.isPositive)
                 recent[b][u].append(track)
                 if recent[b][u].count > window { recent[b][u].removeFirst() }
@@ -101,12 +112,16 @@ public struct OnlineEvaluator: Sendable {
             return (kind, m)
         }
         let byDay = (0...kinds.count).map { p in (0..<days).map { d in heard[d] > 0 ? Double(liked[p][d]) / Double(heard[d]) : 0 } }
+        let names = ["engine"] + kinds.map(\.rawValue)
+        let byContext = names.enumerated().map { p, name in
+            (name, contexts.indices.filter { heardIn[$0] > 0 }.map { (contexts[$0].rawValue, Double(likedIn[p][$0]) / Double(heardIn[$0])) })
+        }
         let withPicks = pairs.filter { !$0.isEmpty }
         let purity = withPicks.map { Metrics.purity($0) }.reduce(0, +) / Double(max(withPicks.count, 1))
         let nmi = withPicks.map { Metrics.nmi($0) }.reduce(0, +) / Double(max(withPicks.count, 1))
         report.online = .init(
             days: days, likeRateByDay: [("engine", byDay[0])] + kinds.enumerated().map { ($1.rawValue, byDay[$0 + 1]) },
-            purity: purity, nmi: nmi)
+            likeRateByContext: byContext, purity: purity, nmi: nmi)
         return report
     }
 }
