@@ -375,8 +375,8 @@ struct HourlyWeather {
         return Weather(
             tempC: temp[h], windMps: wind[h], cloudPct: clouds[h], humidityPct: humidity[h], precipMmH: precip[h],
             condition: condition,
-            sunrise: Population.time(city, day: day, minute: 6 * 60 + 45 - 2 * day),
-            sunset: Population.time(city, day: day, minute: 18 * 60 + 15 + 2 * day))
+            sunrise: Population.time(city, day: day, minute: 6 * 60 + 45 - 2 * min(day, 60)),
+            sunset: Population.time(city, day: day, minute: 18 * 60 + 15 + 2 * min(day, 60)))
     }
 }
 
