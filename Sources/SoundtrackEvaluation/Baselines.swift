@@ -86,7 +86,10 @@ public struct BaselineModel: Sendable {
         var out: [String] = []
         var taken = Set<String>()
         func take(_ ids: [String]) {
-            for id in ids where out.count < k && !excluding.contains(id) && taken.insert(id).inserted { out.append(id) }
+            for id in ids {
+                if out.count >= k { return }
+                if !excluding.contains(id) && taken.insert(id).inserted { out.append(id) }
+            }
         }
         switch kind {
         case .mostPopular:

@@ -10,13 +10,19 @@ import SoundtrackEngine
 /// person's hidden taste answers each (``Population/answer(slot:track:eventId:pickId:)``, the same
 /// noise for every recommender), and each recommender learns from its own answers. The engine
 /// learns through ``Recommender/feedback(_:pick:state:)`` with the pick's record; the baselines
-/// count likes (the most-popular list is recomputed at the start of each day) and, like the
-/// engine, never repeat one of the user's last `repeatWindow` tracks.
+/// count likes (the most-popular list is recomputed at the start of each day), explore like the
+/// engine (``exploration``) and, like the engine, never repeat one of the user's last
+/// `repeatWindow` tracks.
 public struct OnlineEvaluator: Sendable {
     /// The engine under test.
     public let engine: Recommender
     /// The simulated people.
     public let population: Population
+
+    /// The share of picks where the most-popular and user's-most-liked baselines explore: they play
+    /// the random baseline's track instead (the engine's own exploration draw has the same rate).
+    /// Without it they would cycle through the `repeatWindow + 1` most popular tracks forever.
+    public static let exploration = 0.15
 
     /// Creates an evaluator.
     public init(engine: Recommender, population: Population) {
@@ -85,9 +91,12 @@ public struct OnlineEvaluator: Sendable {
             lastAt[u] = at.addingTimeInterval(180)
             lastBin[u] = record.binNumber
             // The baselines.
+            var draw = SeededGenerator(seed: population.seed ^ 0x6578_706c, user: users[u].id, counter: Int64(slot.number))
+            let explore = draw.unit() < Self.exploration
             for (b, kind) in kinds.enumerated() {
                 let user = users[u].id
-                guard let track = base[b].rank(kind, user: user, k: 1, excluding: Set(recent[b][u]), salt: UInt64(slot.number)).first,
+                let ranker = explore ? BaselineKind.random : kind
+                guard let track = base[b].rank(ranker, user: user, k: 1, excluding: Set(recent[b][u]), salt: UInt64(slot.number)).first,
                     let row = catalog.row(of: track)
                 else { continue }
                 let event = population.answer(slot: slot, track: row, eventId: id)
