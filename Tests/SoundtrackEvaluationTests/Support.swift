@@ -47,7 +47,7 @@ enum SmallSimulation {
 
 /// A hand-made event with a minimal snapshot.
 func handEvent(_ id: String, user: String, hour: Int, track: String, _ signal: Signal) -> FeedbackEvent {
-    let at = Timestamp(rfc3339: "2026-03-02T00:00:00+01:00")!.adding(minutes: hour * 60)
+    let at = Timestamp(rfc3339: "2026-03-02T00:00:00+01:00")!.advanced(minutes: hour * 60)
     let snapshot = Snapshot(
         user: user, at: at, location: Location(lat: 52.5, lon: 13.4, speedMps: 0, place: "home"),
         motion: Motion(activity: .stationary))
