@@ -2,7 +2,7 @@
 SWIFT ?= swift
 DB ?= soundtrack.sqlite
 
-.PHONY: setup demo test build release bench clean
+.PHONY: setup demo test build release bench clean notebooks
 
 setup:
 	@bash scripts/setup-debian.sh
@@ -13,9 +13,10 @@ demo: setup
 	$(SWIFT) build -c release --static-swift-stdlib --product soundtrack
 	.build/release/soundtrack demo --db $(DB)
 
-## Run the test suite (installs what it needs first).
+## Run the test suite (installs what it needs first), then execute the notebooks on a simulated population.
 test: setup
 	$(SWIFT) test
+	$(MAKE) notebooks
 
 build: setup
 	$(SWIFT) build
@@ -27,5 +28,29 @@ release: setup
 bench: release
 	.build/release/soundtrack bench
 
+## Simulate a small population, evaluate it (offline and online, JSON), replay its log into a database,
+## and execute the notebooks headless; figures go to $(NB_OUT)/figures as PNG (git-ignored).
+NB_OUT ?= out/notebooks
+NB_USERS ?= 12
+NB_DAYS ?= 14
+NB_CATALOG ?= datasets/catalog-small.csv
+NB_VENV ?= .venv-notebooks
+notebooks: setup
+	VENV=$(NB_VENV) bash scripts/setup-notebooks.sh
+	$(SWIFT) build --product soundtrack
+	rm -rf $(NB_OUT) && mkdir -p $(NB_OUT)/figures $(NB_OUT)/executed
+	B=$$($(SWIFT) build --show-bin-path)/soundtrack && \
+	$$B simulate --users $(NB_USERS) --days $(NB_DAYS) --seed 7 --catalog $(NB_CATALOG) --out $(NB_OUT)/sim && \
+	$$B eval $(NB_OUT)/sim/events.jsonl --catalog $(NB_CATALOG) --json > $(NB_OUT)/eval.json && \
+	$$B eval --online --users $(NB_USERS) --days $(NB_DAYS) --seed 7 --catalog $(NB_CATALOG) --json > $(NB_OUT)/eval-online.json && \
+	$$B catalog import $(NB_CATALOG) --db $(NB_OUT)/sim.sqlite > /dev/null && \
+	for u in $$(sed -n 's/^{"user":"\([^"]*\)".*/\1/p' $(NB_OUT)/sim/users.jsonl); do $$B users add $$u --db $(NB_OUT)/sim.sqlite > /dev/null || exit 1; done && \
+	$$B feedback $(NB_OUT)/sim/events.jsonl --quiet --db $(NB_OUT)/sim.sqlite
+	SOUNDTRACK_EVAL_JSON=$(CURDIR)/$(NB_OUT)/eval.json SOUNDTRACK_ONLINE_JSON=$(CURDIR)/$(NB_OUT)/eval-online.json \
+	SOUNDTRACK_NB_DB=$(CURDIR)/$(NB_OUT)/sim.sqlite SOUNDTRACK_FIGURES=$(CURDIR)/$(NB_OUT)/figures MPLBACKEND=Agg \
+	$(NB_VENV)/bin/jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
+		--output-dir $(NB_OUT)/executed notebooks/*.ipynb
+	@ls $(NB_OUT)/figures/*.png
+
 clean:
-	rm -rf .build $(DB) $(DB)-wal $(DB)-shm
+	rm -rf .build $(DB) $(DB)-wal $(DB)-shm out/notebooks

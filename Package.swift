@@ -57,6 +57,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Evaluation: labelled logs, splits, metrics, baselines, the synthetic population, the online loop.
+        .target(
+            name: "SoundtrackEvaluation",
+            dependencies: ["SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext"]
+        ),
         // What the executable does, as library code: opening the default database, the demo, the benchmark.
         .target(
             name: "SoundtrackApp",
@@ -82,7 +87,7 @@ let package = Package(
         .executableTarget(
             name: "soundtrack",
             dependencies: [
-                "SoundtrackServer", "SoundtrackApp", "SoundtrackProviders", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog",
+                "SoundtrackServer", "SoundtrackApp", "SoundtrackProviders", "SoundtrackEvaluation", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog",
                 "SoundtrackContext",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -97,6 +102,10 @@ let package = Package(
         .testTarget(
             name: "SoundtrackEngineTests",
             dependencies: ["SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext"]
+        ),
+        .testTarget(
+            name: "SoundtrackEvaluationTests",
+            dependencies: ["SoundtrackEvaluation", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext"]
         ),
         .testTarget(
             name: "SoundtrackStoreTests",

@@ -1,0 +1,88 @@
+import Foundation
+import SoundtrackCatalog
+import SoundtrackContext
+
+/// A labelled feedback log: JSON Lines of feedback events, each with its embedded snapshot, in time
+/// order per user (FORMATS.md). The input of `soundtrack eval`.
+///
+/// ```swift
+/// let log = try LabelledLog.parse(data, catalog: index)
+/// log.events.count
+/// ```
+public struct LabelledLog: Sendable {
+    /// One event and the line it came from.
+    public struct Entry: Sendable {
+        /// The 1-based line number in the file.
+        public var line: Int
+        /// The event (its `snapshot` is present).
+        public var event: FeedbackEvent
+        /// The event's context.
+        public var snapshot: Snapshot { event.snapshot! }
+    }
+
+    /// The events in file order.
+    public var entries: [Entry]
+
+    /// Creates a log from entries already checked.
+    public init(entries: [Entry]) { self.entries = entries }
+
+    /// The distinct users, sorted.
+    public var users: [String] { Set(entries.map(\.event.user)).sorted() }
+
+    /// Parses and checks a log.
+    ///
+    /// Every non-blank line must be a valid feedback event with an embedded `snapshot`, with an id
+    /// not used before, a track of the catalog (when one is given), and a time not before the
+    /// previous event of the same user.
+    /// - Parameters:
+    ///   - data: the file's bytes.
+    ///   - catalog: the catalog the tracks must belong to (`nil`: not checked).
+    ///   - strict: whether unknown fields are errors.
+    /// - Throws: ``InputError`` with the line number and field of the first bad line.
+    public static func parse(_ data: Data, catalog: CatalogIndex? = nil, strict: Bool = false) throws(InputError) -> LabelledLog {
+        var entries: [Entry] = []
+        var lastAt: [String: (Timestamp, Int)] = [:]
+        var seen: [String: Int] = [:]
+        var line = 0
+        var failure: InputError?
+        data.withUnsafeBytes { (all: UnsafeRawBufferPointer) in
+            var start = 0
+            let n = all.count
+            while start < n, failure == nil {
+                line += 1
+                var end = start
+                while end < n && all[end] != 0x0A { end += 1 }
+                let rec = UnsafeRawBufferPointer(rebasing: all[start..<end])
+                start = end + 1
+                guard rec.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
+                do {
+                    let e = try FeedbackEvent.decode(bytes: rec, strict: strict)
+                    guard e.snapshot != nil else {
+                        throw InputError(path: "snapshot", expected: "an embedded snapshot (eval replays events without the picks they answer)", got: "nothing")
+                    }
+                    if let first = seen[e.id] {
+                        throw InputError(path: "id", expected: "an event id not used before (line \(first) has it)", got: "'\(e.id)'")
+                    }
+                    if let catalog, catalog.row(of: e.track) == nil {
+                        throw InputError(path: "track", expected: "a track id of the catalog", got: "'\(e.track)'")
+                    }
+                    if let (prev, prevLine) = lastAt[e.user], e.at.date < prev.date {
+                        throw InputError(
+                            path: "at",
+                            expected: "a time not before \(prev.rfc3339), the previous event of user \(e.user) on line \(prevLine) (a log is in time order per user)",
+                            got: e.at.rfc3339)
+                    }
+                    seen[e.id] = line
+                    lastAt[e.user] = (e.at, line)
+                    entries.append(Entry(line: line, event: e))
+                } catch let error as InputError {
+                    failure = error.at(line: line)
+                } catch {
+                    failure = InputError(path: "", expected: "a feedback event", got: "\(error)", line: line)
+                }
+            }
+        }
+        if let failure { throw failure }
+        return LabelledLog(entries: entries)
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import SoundtrackCatalog
+import SoundtrackContext
+import SoundtrackEngine
+
+/// `soundtrack eval --online`: the simulated population answers the engine's picks.
+///
+/// Every listening slot of every person, in time order, gets one pick from the engine
+/// (``Recommender/pick(_:state:top:)``, learning as in production) and one from each baseline; the
+/// person's hidden taste answers each (``Population/answer(slot:track:eventId:pickId:)``, the same
+/// noise for every recommender), and each recommender learns from its own answers. The engine
+/// learns through ``Recommender/feedback(_:pick:state:)`` with the pick's record; the baselines
+/// count likes (the most-popular list is recomputed at the start of each day), explore like the
+/// engine (``exploration``) and, like the engine, never repeat one of the user's last
+/// `repeatWindow` tracks.
+public struct OnlineEvaluator: Sendable {
+    /// The engine under test.
+    public let engine: Recommender
+    /// The simulated people.
+    public let population: Population
+
+    /// The share of picks where the most-popular and user's-most-liked baselines explore: they play
+    /// the random baseline's track instead (the engine's own exploration draw has the same rate).
+    /// Without it they would cycle through the `repeatWindow + 1` most popular tracks forever.
+    public static let exploration = 0.15
+
+    /// Creates an evaluator.
+    public init(engine: Recommender, population: Population) {
+        self.engine = engine
+        self.population = population
+    }
+
+    /// Runs the closed loop.
+    /// - Parameter k: recorded in the report (picks are single tracks).
+    /// - Throws: ``InputError`` if the engine rejects an answer (a track outside the catalog).
+    public func run(k: Int) throws(InputError) -> EvaluationReport {
+        let catalog = population.catalog
+        var report = EvaluationReport(split: "online", folds: 1, seed: population.seed, k: k)
+        let users = population.users
+        report.counts.users = users.count
+        var slots: [ListeningSlot] = []
+        for u in users.indices { slots += population.slots(user: u) }
+        slots.sort { ($0.snapshot.at.date, $0.user, $0.number) < ($1.snapshot.at.date, $1.user, $1.number) }
+        report.counts.events = slots.count
+        report.counts.testEvents = slots.count
+
+        let kinds = BaselineKind.allCases
+        var states = users.map { engine.newUser($0.id) }
+        var base = [BaselineModel](repeating: BaselineModel(catalog: catalog, seed: population.seed), count: kinds.count)
+        var recent = [[[String]]](repeating: [[String]](repeating: [], count: users.count), count: kinds.count)
+        let days = population.days
+        var liked = [[Int]](repeating: [Int](repeating: 0, count: days), count: kinds.count + 1)
+        var heard = [Int](repeating: 0, count: days)
+        let contexts = ContextLabel.allCases
+        var likedIn = [[Int]](repeating: [Int](repeating: 0, count: contexts.count), count: kinds.count + 1)
+        var heardIn = [Int](repeating: 0, count: contexts.count)
+        var pairs = [[(Int, ContextLabel)]](repeating: [], count: users.count)
+        var lastBin = [Int?](repeating: nil, count: users.count)
+        var lastAt = [Date?](repeating: nil, count: users.count)
+        var switches = 0, sessions = 0
+        var day = -1
+        let window = max(engine.config.repeatWindow, 1)
+
+        for slot in slots {
+            if slot.day != day {
+                day = slot.day
+                for b in base.indices { base[b].refresh() }
+            }
+            heard[slot.day] += 1
+            let ci = contexts.firstIndex(of: slot.context)!
+            heardIn[ci] += 1
+            let u = slot.user
+            let id = population.eventId(slot)
+            // The engine.
+            let (pick, record) = engine.pick(slot.snapshot, state: &states[u])
+            if let row = catalog.row(of: pick.track.id) {
+                let event = population.answer(slot: slot, track: row, eventId: id, pickId: pick.pickId)
+                if event.signal.isPositive {
+                    liked[0][slot.day] += 1
+                    likedIn[0][ci] += 1
+                }
+                _ = try engine.feedback(event, pick: record, state: &states[u])
+            }
+            pairs[u].append((record.binNumber, slot.context))
+            let at = slot.snapshot.at.date
+            if let prev = lastAt[u], at.timeIntervalSince(prev) <= engine.config.sessionTimeout {
+                if lastBin[u] != record.binNumber { switches += 1 }
+            } else {
+                sessions += 1
+            }
+            lastAt[u] = at.addingTimeInterval(180)
+            lastBin[u] = record.binNumber
+            // The baselines.
+            var draw = SeededGenerator(seed: population.seed ^ 0x6578_706c, user: users[u].id, counter: Int64(slot.number))
+            let explore = draw.unit() < Self.exploration
+            for (b, kind) in kinds.enumerated() {
+                let user = users[u].id
+                let ranker = explore ? BaselineKind.random : kind
+                guard let track = base[b].rank(ranker, user: user, k: 1, excluding: Set(recent[b][u]), salt: UInt64(slot.number)).first,
+                    let row = catalog.row(of: track)
+                else { continue }
+                let event = population.answer(slot: slot, track: row, eventId: id)
+                if event.signal.isPositive {
+                    liked[b + 1][slot.day] += 1
+                    likedIn[b + 1][ci] += 1
+                }
+                base[b].learn(user: user, track: track, positive: event.signal.isPositive)
+                recent[b][u].append(track)
+                if recent[b][u].count > window { recent[b][u].removeFirst() }
+            }
+        }
+        report.counts.sessions = sessions
+        report.counts.bins = Double(states.reduce(0) { $0 + $1.bins.count })
+        let total = Double(max(slots.count, 1))
+        func rate(_ p: Int) -> Double { Double(liked[p].reduce(0, +)) / total }
+        report.engine.likeRate = rate(0)
+        report.engine.binSwitchesPerSession = sessions > 0 ? Double(switches) / Double(sessions) : nil
+        report.baselines = kinds.enumerated().map { b, kind in
+            var m = MetricSet()
+            m.likeRate = rate(b + 1)
+            return (kind, m)
+        }
+        let byDay = (0...kinds.count).map { p in (0..<days).map { d in heard[d] > 0 ? Double(liked[p][d]) / Double(heard[d]) : 0 } }
+        let names = ["engine"] + kinds.map(\.rawValue)
+        let byContext = names.enumerated().map { p, name in
+            (name, contexts.indices.filter { heardIn[$0] > 0 }.map { (contexts[$0].rawValue, Double(likedIn[p][$0]) / Double(heardIn[$0])) })
+        }
+        let withPicks = pairs.filter { !$0.isEmpty }
+        let purity = withPicks.map { Metrics.purity($0) }.reduce(0, +) / Double(max(withPicks.count, 1))
+        let nmi = withPicks.map { Metrics.nmi($0) }.reduce(0, +) / Double(max(withPicks.count, 1))
+        report.online = .init(
+            days: days, likeRateByDay: [("engine", byDay[0])] + kinds.enumerated().map { ($1.rawValue, byDay[$0 + 1]) },
+            likeRateByContext: byContext, purity: purity, nmi: nmi)
+        return report
+    }
+}

@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import SoundtrackApp
+import SoundtrackCatalog
+import SoundtrackContext
+import SoundtrackEngine
+import SoundtrackEvaluation
+
+extension SplitProtocol: ExpressibleByArgument {}
+
+/// Options of the commands that run the engine in memory over a catalog file (no database).
+struct EngineOptions: ParsableArguments {
+    @Option(help: "The catalog (CSV or JSON Lines; default: the bundled datasets/musicoset/catalog.csv).")
+    var catalog: String?
+
+    @Option(help: "A directory with thresholds.v1.json, weights.v1.json and priors.v1.json (default: the models built in, identical to Models/).")
+    var models: String?
+
+    /// Reads the catalog into a similarity index.
+    func loadCatalog() throws -> (CatalogIndex, String) {
+        let url: URL
+        if let catalog {
+            guard FileManager.default.isReadableFile(atPath: catalog) else {
+                throw InputError(path: "--catalog", expected: "a readable catalog file", got: "'\(catalog)'")
+            }
+            url = URL(fileURLWithPath: catalog)
+        } else {
+            let exe = URL(fileURLWithPath: CommandLine.arguments[0])
+            let candidates = Bootstrap.catalogCandidates(
+                executable: exe.path.contains("/") ? exe : Bundle.main.executableURL,
+                workingDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+            guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0.path) }) else {
+                throw AppError.noCatalog(searched: candidates.map(\.path))
+            }
+            url = found
+        }
+        let (tracks, report) = try CatalogReader().read(contentsOf: url)
+        if report.rejectedCount > 0 { stderr("catalog \(url.path): \(report.rejectedCount) rows rejected") }
+        return (CatalogIndex(tracks: tracks), url.path)
+    }
+
+    /// The engine over a catalog, with the model files and a seed.
+    func engine(_ index: CatalogIndex, seed: UInt64) throws -> Recommender {
+        let m = try models.map { try Models.load(directory: URL(fileURLWithPath: $0)) } ?? Models.bundled()
+        return Recommender(config: m.config, catalog: IndexCatalog(index), priors: m.priors, seed: seed)
+    }
+}
+
+struct EvalCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "eval",
+        abstract: "Evaluate the engine against baselines on a labelled feedback log, or online against simulated users.",
+        discussion: """
+            Offline: the log (JSON Lines of feedback events with embedded snapshots, in time order per user) is split \
+            by --protocol; the training part is replayed into fresh in-memory states and, for every test event, the \
+            engine ranks --k tracks for its snapshot without learning from it. Online (--online): a simulated \
+            population (the same people as `simulate --seed`) answers the engine's picks day by day. Metrics and \
+            baselines are defined in docs/evaluation.md.
+            """)
+
+    @Argument(help: "The labelled log (.jsonl), or - for standard input. Not used with --online.") var log: String?
+    @Option(help: "How to split the log: random (k-fold), chronological (the last 1/folds of each user's events), leave-last-out (each user's last liked event).")
+    var `protocol`: SplitProtocol = .chronological
+    @Option(help: "Folds (random) or inverse test share (chronological); 2...100.") var folds: Int = 4
+    @Option(help: "Seed of the split, the engine and the random baseline (online: also of the population).") var seed: UInt64 = 42
+    @Option(help: "Length of every ranking (1...100).") var k: Int = 10
+    @Flag(help: "Print the report as JSON instead of a table.") var json = false
+    @Flag(help: "Reject unknown fields in the log.") var strict = false
+    @Flag(help: "Close the loop with a simulated population instead of reading a log.") var online = false
+    @Option(help: "Simulated people (--online).") var users: Int = 200
+    @Option(help: "Simulated days (--online).") var days: Int = 28
+    @OptionGroup var engineOptions: EngineOptions
+
+    func validate() throws {
+        guard (1...100).contains(k) else { throw ValidationError("--k must be in 1...100, got \(k)") }
+        guard (2...100).contains(folds) else { throw ValidationError("--folds must be in 2...100, got \(folds)") }
+        if online {
+            guard log == nil else { throw ValidationError("--online takes no log") }
+            guard (1...100_000).contains(users), (1...366).contains(days) else {
+                throw ValidationError("--users must be in 1...100000 and --days in 1...366")
+            }
+        } else if log == nil {
+            throw ValidationError("missing the log to evaluate (or --online)")
+        }
+    }
+
+    func run() throws {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let (index, _) = try engineOptions.loadCatalog()
+        let engine = try engineOptions.engine(index, seed: seed)
+        let report: EvaluationReport
+        if online {
+            let population = Population(users: users, days: days, seed: seed, catalog: index)
+            report = try OnlineEvaluator(engine: engine, population: population).run(k: k)
+        } else {
+            let data = try readInput(log!)
+            let parsed = try LabelledLog.parse(data, catalog: index, strict: strict)
+            guard !parsed.entries.isEmpty else {
+                throw InputError(path: "", expected: "a log with at least one event", got: "no events")
+            }
+            report = try OfflineEvaluator(engine: engine, k: k).evaluate(parsed, protocol: `protocol`, folds: folds, seed: seed)
+        }
+        if json {
+            print(report.json().pretty())
+        } else {
+            for line in report.table() { print(line) }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        stderr(String(format: "eval: %d events in %.1f s", report.counts.events, seconds))
+    }
+}
