@@ -145,3 +145,11 @@ extension Store {
         }
     }
 }
+
+extension Store {
+    /// Copies the write-ahead log into the database file and empties it, so that the file alone
+    /// holds the whole database (for copying it).
+    public func checkpoint() throws {
+        try writer.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    }
+}
