@@ -25,6 +25,7 @@ struct BatchCommand: ParsableCommand {
     @Option(name: .long, help: "Return a ranked list of K tracks per pick.") var top: Int = 1
     @Option(name: .long, help: "Worker threads (default: the number of cores).") var workers: Int = ProcessInfo.processInfo.activeProcessorCount
     @Flag(name: .long, help: "Print no summary.") var quiet = false
+    @Option(name: .long, help: .hidden) var blockBytes: Int?
 
     func validate() throws {
         guard (1...100).contains(top) else { throw ValidationError("--top must be in 1...100, got \(top)") }
@@ -36,6 +37,7 @@ struct BatchCommand: ParsableCommand {
         let service = try store.open()
         var options = BatchOptions()
         options.workers = workers
+        if let blockBytes { options.blockBytes = max(256, blockBytes) }
         options.learn = !readOnly
         options.failFast = failFast
         options.strict = strict

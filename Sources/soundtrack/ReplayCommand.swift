@@ -21,6 +21,7 @@ struct ReplayCommand: ParsableCommand {
     @Flag(name: .long, help: "Reject unknown fields.") var strict = false
     @Option(name: .long, help: "Worker threads (default: the number of cores).") var workers: Int = ProcessInfo.processInfo.activeProcessorCount
     @Flag(name: .long, help: "Print no summary.") var quiet = false
+    @Option(name: .long, help: .hidden) var blockBytes: Int?
 
     func validate() throws {
         guard (1...256).contains(workers) else { throw ValidationError("--workers must be in 1...256, got \(workers)") }
@@ -31,6 +32,7 @@ struct ReplayCommand: ParsableCommand {
         let service = try store.open()
         var options = ReplayOptions()
         options.workers = workers
+        if let blockBytes { options.blockBytes = max(256, blockBytes) }
         options.createUsers = createUsers
         options.strict = strict
         options.now = Date()

@@ -173,7 +173,9 @@ public final class BatchRunner: Sendable {
                 }
             }
             if !missing.isEmpty {
-                let loaded = try store.loadCachedStates(users: missing, defaults: engine.config.defaultWeights)
+                let loaded = try loadStatesInParallel(
+                    store: store, users: missing, workers: nw, defaults: engine.config.defaultWeights,
+                    worker: { Int(StableHash.fnv1a($0) % UInt64(nw)) })
                 for user in missing {
                     guard var state = loaded[user]?.cached.state else {
                         unknown.insert(user)

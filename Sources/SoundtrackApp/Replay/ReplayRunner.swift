@@ -263,7 +263,9 @@ public final class ReplayRunner: Sendable {
         var bulk = BulkWrite()
         bulk.at = options.now
         if !missing.isEmpty {
-            let loaded = try store.loadCachedStates(users: missing, defaults: engine.config.defaultWeights)
+            let loaded = try loadStatesInParallel(
+                store: store, users: missing, workers: nw, defaults: engine.config.defaultWeights,
+                worker: { Int(StableHash.fnv1a($0) % UInt64(nw)) })
             for user in missing {
                 let w = Int(StableHash.fnv1a(user) % UInt64(nw))
                 if let l = loaded[user] {
