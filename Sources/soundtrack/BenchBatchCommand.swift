@@ -36,7 +36,9 @@ struct BenchSetup {
         return path
     }
 
-    func remove() { try? FileManager.default.removeItem(at: dir) }
+    func remove(keep: Bool = false) {
+        if keep { print("kept \(dir.path)") } else { try? FileManager.default.removeItem(at: dir) }
+    }
 
     static var executable: URL { Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0]) }
 
@@ -58,6 +60,7 @@ struct BenchBatch: ParsableCommand {
     @Option(help: "Snapshots in the input file.") var snapshots: Int = 1_000_000
     @Option(help: "Timed runs.") var runs: Int = 3
     @Option(help: "Worker threads of the timed command (default: the number of cores).") var workers: Int = ProcessInfo.processInfo.activeProcessorCount
+    @Flag(help: .hidden) var keep = false
 
     func validate() throws {
         guard users >= 1, bins >= 1, snapshots >= 1, runs >= 1, workers >= 1 else {
@@ -67,7 +70,7 @@ struct BenchBatch: ParsableCommand {
 
     func run() throws {
         let setup = try BenchSetup(store: store, users: users, bins: bins, name: "bench-batch")
-        defer { setup.remove() }
+        defer { setup.remove(keep: keep) }
         let input = setup.dir.appendingPathComponent("snapshots.jsonl")
         let bytes = BenchPopulation.snapshots(count: snapshots, users: users, bins: bins, seed: store.seed)
         try Data(bytes).write(to: input)

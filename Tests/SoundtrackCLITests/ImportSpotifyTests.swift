@@ -38,8 +38,8 @@ struct ImportSpotifyTests {
         ])  // the podcast row and the `logout` play (neither skipped nor played to the end) are not events
         let added = try Self.rows(db, "SELECT id, title, artist, tempo FROM songs WHERE id = 'spotify:track:0000000000000000000001'")
         #expect(added.count == 1)
-        #expect(added.first?["title"] == "Brand New Song")
-        #expect(added.first?["artist"] == "Nobody Yet")
+        #expect((added.first?["title"] as String?) == "Brand New Song")
+        #expect((added.first?["artist"] as String?) == "Nobody Yet")
         #expect((added.first?["tempo"] as Double?) == nil)
         #expect(try Store(path: db).trackCount() == tracksBefore + 5)  // 4 from the account data, 1 URI
         // The platform reaches the context as a tag (the snapshot is kept only when the user allows; the

@@ -38,7 +38,10 @@ public struct LineBlocks {
         }
         if pending.isEmpty { return nil }
         var cut = pending.count
-        if !atEnd {
+        if pending.count > blockBytes, let nl = pending[0..<blockBytes].lastIndex(of: UInt8(ascii: "\n")) {
+            // A full block: whole lines up to about blockBytes; the rest waits for the next block.
+            cut = nl + 1
+        } else if !atEnd {
             // Whole lines only: keep what follows the last newline for the next block.
             guard let nl = pending.lastIndex(of: UInt8(ascii: "\n")) else {
                 // A line longer than a block: read more before cutting.
