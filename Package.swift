@@ -113,7 +113,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SoundtrackCLITests",
-            dependencies: ["SoundtrackApp", "SoundtrackStore", "SoundtrackContext"]
+            dependencies: ["SoundtrackApp", "SoundtrackStore", "SoundtrackEngine", "SoundtrackContext", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "SoundtrackProvidersTests",

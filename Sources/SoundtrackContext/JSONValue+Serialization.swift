@@ -54,7 +54,9 @@ extension JSONValue {
         return String(decoding: out, as: UTF8.self)
     }
 
-    static func writeNumber(_ x: Double, into out: inout [UInt8]) {
+    /// Appends the text of a number as ``serialized()`` prints it: for hand-written fast encoders
+    /// that must produce the same bytes as ``write(into:)``.
+    public static func writeNumber(_ x: Double, into out: inout [UInt8]) {
         guard x.isFinite else {
             out.append(contentsOf: "null".utf8)
             return
@@ -81,7 +83,8 @@ extension JSONValue {
         out.append(contentsOf: x.description.utf8)
     }
 
-    static func writeString(_ s: String, into out: inout [UInt8]) {
+    /// Appends a JSON string literal (quoted and escaped as ``serialized()`` does).
+    public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var text = s
         text.withUTF8 { utf8 in

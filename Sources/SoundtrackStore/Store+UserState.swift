@@ -8,12 +8,12 @@ extension Store {
     /// Loads everything the engine knows about a user.
     /// - Throws: ``InputError`` (`user`) when there is no such user.
     static func loadState(_ db: Database, user: String, defaults: [Float]) throws -> UserState {
-        guard let u = try Row.fetchOne(db, sql: "SELECT pick_counter, next_bin_number FROM users WHERE id = ?", arguments: [user]) else {
+        guard let u = try Row.fetchOne(db.cachedStatement(sql: "SELECT pick_counter, next_bin_number FROM users WHERE id = ?"), arguments: [user]) else {
             throw InputError(path: "user", expected: "a known user (add one with `soundtrack users add`)", got: "'\(user)'")
         }
         var bins: [Bin] = []
         var rowToIndex: [Int64: Int] = [:]
-        let binRows = try Row.fetchAll(db, sql: "SELECT * FROM bins WHERE user_id = ? ORDER BY number", arguments: [user])
+        let binRows = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM bins WHERE user_id = ? ORDER BY number"), arguments: [user])
         for r in binRows {
             let version: Int = r["layout_version"]
             guard version == FeatureLayout.version else {
@@ -29,10 +29,10 @@ extension Store {
                 updatedAt: Date(timeIntervalSince1970: r["updated_at"])))
         }
         if !bins.isEmpty {
-            let songs = try Row.fetchAll(db, sql: """
+            let songs = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT s.bin_id, s.song_id, s.likes, s.dislikes FROM bin_songs s JOIN bins b ON b.id = s.bin_id
                 WHERE b.user_id = ? ORDER BY s.bin_id, s.position
-                """, arguments: [user])
+                """), arguments: [user])
             for s in songs {
                 let binId: Int64 = s["bin_id"]
                 if let i = rowToIndex[binId] {
@@ -41,18 +41,18 @@ extension Store {
             }
         }
         var weights = defaults
-        if let w = try Row.fetchOne(db, sql: "SELECT layout_version, vector FROM weights WHERE user_id = ?", arguments: [user]) {
+        if let w = try Row.fetchOne(db.cachedStatement(sql: "SELECT layout_version, vector FROM weights WHERE user_id = ?"), arguments: [user]) {
             let version: Int = w["layout_version"]
             guard version == FeatureLayout.version else {
                 throw StoreError.layoutMismatch(table: "weights", found: version, expected: FeatureLayout.version)
             }
             weights = VectorCoding.decode(w["vector"])
         }
-        let places = try Row.fetchAll(db, sql: "SELECT id, lat, lon, count FROM places WHERE user_id = ? ORDER BY rowid", arguments: [user])
+        let places = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, lat, lon, count FROM places WHERE user_id = ? ORDER BY rowid"), arguments: [user])
             .map { LearnedPlace(id: $0["id"], lat: $0["lat"], lon: $0["lon"], count: $0["count"]) }
         var session = SessionState()
         var recent: [String] = []
-        if let s = try Row.fetchOne(db, sql: "SELECT * FROM sessions WHERE user_id = ?", arguments: [user]) {
+        if let s = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM sessions WHERE user_id = ?"), arguments: [user]) {
             session.currentBin = s["current_bin"]
             session.dislikeStreak = s["dislike_streak"]
             session.avoided = Self.decodeInts(s["avoided"])

@@ -9,6 +9,14 @@ import SoundtrackStore
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
+        abstract: "Benchmarks: picks (the default), batch and replay. Build with -c release for meaningful figures.",
+        subcommands: [BenchPick.self, BenchBatch.self, BenchReplay.self],
+        defaultSubcommand: BenchPick.self)
+}
+
+struct BenchPick: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pick",
         abstract: "Benchmark picks: in-process (state in memory), through SQLite, and one-shot `soundtrack pick` processes.",
         discussion: "Build with -c release for meaningful figures. Uses a temporary database; --db only names the catalog source.")
 

@@ -26,14 +26,6 @@ struct ConfigCommand: ParsableCommand {
     }
 }
 
-/// `soundtrack import …` of this branch: calendar files and a Spotify library (the streaming-history
-/// import lives in its own command type; the two groups are merged into one `import`).
-struct ImportProvidersGroup: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "import", abstract: "Import a user's data from files and services.",
-        subcommands: [ImportICSCommand.self, ImportSpotifyLibraryCommand.self])
-}
-
 /// `soundtrack import ics FILE --user U`.
 struct ImportICSCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

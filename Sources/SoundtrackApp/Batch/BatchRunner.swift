@@ -1,0 +1,273 @@
+import Foundation
+import SoundtrackCatalog
+import SoundtrackContext
+import SoundtrackEngine
+import SoundtrackStore
+
+/// How a batch run behaves.
+public struct BatchOptions: Sendable {
+    /// Worker threads; users are partitioned among them by a stable hash of the user id.
+    public var workers = 2
+    /// Learn from the picks (write the users' states at the end); false: `--read-only`.
+    public var learn = true
+    /// Stop at the first bad line (the picks before it are still written and learned).
+    public var failFast = false
+    /// Reject unknown fields.
+    public var strict = false
+    /// Also store each pick's record (so feedback can name its `pick_id`); the states are then
+    /// committed after every block instead of once at the end.
+    public var recordPicks = false
+    /// Ranked tracks per pick (`--top K`).
+    public var top = 1
+    /// Bytes of input per block (the unit of parallel work and of output).
+    public var blockBytes = 4 << 20
+    /// Users per transaction when the states are written at the end.
+    public var usersPerTransaction = 2000
+
+    /// Default options.
+    public init() {}
+}
+
+/// How far a batch run has come.
+public struct BatchProgress: Sendable {
+    /// Records read so far.
+    public var records: Int
+    /// Input bytes read so far.
+    public var bytes: Int
+}
+
+/// What a batch run did.
+public struct BatchSummary: Sendable, Equatable {
+    /// Records (non-blank lines) read.
+    public var records = 0
+    /// Picks written.
+    public var picks = 0
+    /// Lines rejected.
+    public var rejected = 0
+    /// Distinct known users seen.
+    public var users = 0
+    /// Bins created by the picks.
+    public var binsCreated = 0
+    /// The line the run stopped at (`--fail-fast`), if it stopped early.
+    public var stoppedAtLine: Int?
+}
+
+/// Snapshot → pick over JSON Lines, on all cores.
+///
+/// The input is read in blocks of whole lines. Each block is decoded in parallel (the fast byte
+/// decoder), then its lines are partitioned by a stable hash of the user across ``BatchOptions/workers``
+/// threads, so that one thread owns each user and applies that user's snapshots in input order
+/// to the user's ``UserState``, kept in memory for the whole run. Each worker encodes its picks
+/// with ``PickWriter`` into its own buffer; the block's output is then assembled in input order.
+/// The states go back to SQLite in large transactions at the end (never with `learn` off).
+/// The picks are the ones one-at-a-time `soundtrack pick` calls would make in the same order.
+public final class BatchRunner: Sendable {
+    /// The database.
+    public let store: Store
+    /// The engine, with the whole catalog in memory.
+    public let engine: Recommender
+    /// The options.
+    public let options: BatchOptions
+
+    /// Creates a runner over a service's store, loading the whole catalog into memory.
+    public convenience init(service: SoundtrackService, options: BatchOptions) throws {
+        let index = CatalogIndex(tracks: try service.store.allTracks())
+        self.init(store: service.store, engine: service.engine.with(catalog: IndexCatalog(index)), options: options)
+    }
+
+    /// Creates a runner.
+    public init(store: Store, engine: Recommender, options: BatchOptions) {
+        self.store = store
+        self.engine = engine
+        self.options = options
+    }
+
+    final class Worker: @unchecked Sendable {
+        var states: [String: UserState] = [:]
+        var touched = Set<String>()
+        var out: [UInt8] = []
+        var picks: [(record: PickRecord, seq: Int64)] = []
+        var created = 0
+    }
+
+    enum Slot {
+        case none
+        case snapshot(Snapshot)
+        case bad(LineError)
+    }
+
+    struct Shared<T>: @unchecked Sendable {
+        let p: UnsafeMutableBufferPointer<T>
+    }
+
+    struct Bytes: @unchecked Sendable {
+        let p: UnsafeRawBufferPointer
+    }
+
+    /// Runs the batch.
+    /// - Parameters:
+    ///   - read: the next chunk of input (`nil` or empty at the end).
+    ///   - write: receives the output (JSON Lines of picks), block by block, in input order.
+    ///   - reject: receives each bad line, in line order.
+    ///   - progress: called after each block.
+    /// - Returns: the summary.
+    /// - Throws: errors of `read`, `write`, `reject` or the database (a runtime failure).
+    public func run(
+        read: @escaping () throws -> [UInt8]?,
+        write: ([UInt8]) throws -> Void,
+        reject: (LineError) throws -> Void,
+        progress: (BatchProgress) -> Void = { _ in }
+    ) throws -> BatchSummary {
+        let nw = max(1, options.workers)
+        let workers = (0..<nw).map { _ in Worker() }
+        var unknown = Set<String>()
+        var summary = BatchSummary()
+        var blocks = LineBlocks(blockBytes: options.blockBytes, read: read)
+        var output: [UInt8] = []
+        let emptyX = FeatureVector(
+            values: [Float](repeating: 0, count: FeatureLayout.dimension), mask: [Float](repeating: 0, count: FeatureLayout.dimension))
+
+        while let block = try blocks.next() {
+            let n = block.lines.count
+            summary.records += n
+            let slots = UnsafeMutableBufferPointer<Slot>.allocate(capacity: n)
+            slots.initialize(repeating: .none)
+            let owner = UnsafeMutableBufferPointer<Int>.allocate(capacity: n)
+            owner.initialize(repeating: -1)
+            let spans = UnsafeMutableBufferPointer<(Int, Int)>.allocate(capacity: n)
+            spans.initialize(repeating: (0, 0))
+            defer {
+                slots.deinitialize().deallocate()
+                owner.deallocate()
+                spans.deallocate()
+            }
+            let sharedSlots = Shared(p: slots), sharedSpans = Shared(p: spans)
+            let lines = block.lines
+            let strict = options.strict
+
+            // 1. Decode, in parallel over ranges of lines.
+            block.bytes.withUnsafeBytes { raw in
+                let bytes = Bytes(p: raw)
+                DispatchQueue.concurrentPerform(iterations: nw) { w in
+                    for i in (n * w / nw)..<(n * (w + 1) / nw) {
+                        let l = lines[i]
+                        let rec = UnsafeRawBufferPointer(rebasing: bytes.p[l.start..<l.end])
+                        do throws(InputError) {
+                            sharedSlots.p[i] = .snapshot(try Snapshot.decode(bytes: rec, strict: strict))
+                        } catch {
+                            sharedSlots.p[i] = .bad(LineError(line: l.line, error))
+                        }
+                    }
+                }
+            }
+
+            // 2. Assign users to workers; load the users seen for the first time.
+            var missing: [String] = []
+            var seen = Set<String>()
+            for i in 0..<n {
+                guard case let .snapshot(s) = slots[i] else { continue }
+                let w = Int(StableHash.fnv1a(s.user) % UInt64(nw))
+                owner[i] = w
+                if workers[w].states[s.user] == nil && !unknown.contains(s.user) && seen.insert(s.user).inserted {
+                    missing.append(s.user)
+                }
+            }
+            if !missing.isEmpty {
+                let loaded = try loadStatesInParallel(
+                    store: store, users: missing, workers: nw, defaults: engine.config.defaultWeights,
+                    worker: { Int(StableHash.fnv1a($0) % UInt64(nw)) })
+                for user in missing {
+                    guard var state = loaded[user]?.cached.state else {
+                        unknown.insert(user)
+                        continue
+                    }
+                    if !options.learn { _ = engine.rank(emptyX, state: &state) }  // keep the scoring matrix across copies
+                    workers[Int(StableHash.fnv1a(user) % UInt64(nw))].states[user] = state
+                    summary.users += 1
+                }
+            }
+            var cutoff = n
+            for i in 0..<n {
+                if case let .snapshot(s) = slots[i], unknown.contains(s.user) {
+                    slots[i] = .bad(LineError(
+                        line: lines[i].line, field: "user",
+                        message: "expected a known user (add one with `soundtrack users add`), got '\(s.user)'"))
+                }
+                if case .bad = slots[i], options.failFast, cutoff == n { cutoff = i }
+            }
+
+            // 3. Pick, each worker its own users in input order.
+            let learn = options.learn, top = options.top, record = options.recordPicks
+            let end = cutoff, sharedOwner = Shared(p: owner)
+            DispatchQueue.concurrentPerform(iterations: nw) { w in
+                let worker = workers[w]
+                for i in 0..<end where sharedOwner.p[i] == w {
+                    guard case let .snapshot(s) = sharedSlots.p[i] else { continue }
+                    let start = worker.out.count
+                    if learn {
+                        let seq = worker.states[s.user]!.pickCounter
+                        let (pick, rec) = engine.pick(s, state: &worker.states[s.user]!, top: top)
+                        worker.touched.insert(s.user)
+                        if pick.bin.created { worker.created += 1 }
+                        if record { worker.picks.append((rec, seq)) }
+                        PickWriter.write(pick, includeRanked: top > 1, into: &worker.out)
+                    } else {
+                        var copy = worker.states[s.user]!
+                        let pick = engine.pick(s, state: &copy, top: top).pick
+                        PickWriter.write(pick, includeRanked: top > 1, into: &worker.out)
+                    }
+                    sharedSpans.p[i] = (start, worker.out.count)
+                }
+            }
+
+            // 4. Output in input order, then the block's errors.
+            output.removeAll(keepingCapacity: true)
+            for i in 0..<cutoff {
+                guard owner[i] >= 0, case .snapshot = slots[i] else { continue }
+                let (a, b) = spans[i]
+                workers[owner[i]].out.withUnsafeBufferPointer { output.append(contentsOf: UnsafeBufferPointer(rebasing: $0[a..<b])) }
+                output.append(0x0A)
+                summary.picks += 1
+            }
+            for w in workers { w.out.removeAll(keepingCapacity: true) }
+            if !output.isEmpty { try write(output) }
+            for i in 0..<min(n, cutoff + 1) {
+                if case let .bad(e) = slots[i] {
+                    summary.rejected += 1
+                    try reject(e)
+                }
+            }
+            if record && learn { try commit(workers, all: false) }
+            progress(BatchProgress(records: summary.records, bytes: block.consumed))
+            if cutoff < n {
+                summary.stoppedAtLine = lines[cutoff].line
+                break
+            }
+        }
+        summary.binsCreated = workers.reduce(0) { $0 + $1.created }
+        if learn { try commit(workers, all: true) }
+        return summary
+    }
+
+    private var learn: Bool { options.learn }
+
+    /// Writes the touched users' states (and pending pick records) in transactions of
+    /// ``BatchOptions/usersPerTransaction`` users.
+    private func commit(_ workers: [Worker], all: Bool) throws {
+        var bulk = BulkWrite()
+        for w in workers {
+            bulk.picks += w.picks
+            w.picks.removeAll(keepingCapacity: true)
+            for user in w.touched.sorted() {
+                bulk.states.append(w.states[user]!)
+                w.states[user]!.changes = UserState.Changes()
+                if bulk.states.count >= options.usersPerTransaction && bulk.picks.isEmpty {
+                    try store.commitBulk(bulk)
+                    bulk = BulkWrite()
+                }
+            }
+            w.touched.removeAll(keepingCapacity: true)
+        }
+        try store.commitBulk(bulk)
+    }
+}

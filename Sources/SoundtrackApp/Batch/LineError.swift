@@ -1,0 +1,50 @@
+import SoundtrackContext
+
+/// A record of an input file that was rejected: where, which field, and why.
+///
+/// Its JSON Lines form (the error report of `batch --errors` and `replay --errors`) is
+/// `{"line":12,"field":"weather.cloud_pct","message":"expected a number in 0...100, got 140"}`,
+/// with `"file"` and `"record"` in place of `"line"` for records of JSON array files (imports).
+public struct LineError: Sendable, Equatable, Error, CustomStringConvertible {
+    /// The 1-based line (JSON Lines), or the 0-based record index of a JSON array file.
+    public var line: Int
+    /// The file, for imports of several files (`nil` for one JSON Lines input).
+    public var file: String?
+    /// The JSON path of the field at fault; empty for the whole record.
+    public var field: String
+    /// What was expected and what was found.
+    public var message: String
+
+    /// Creates an error.
+    public init(line: Int, file: String? = nil, field: String, message: String) {
+        self.line = line
+        self.file = file
+        self.field = field
+        self.message = message
+    }
+
+    /// An input error attributed to a line.
+    public init(line: Int, _ e: InputError) {
+        self.init(line: line, field: e.path, message: "expected \(e.expected), got \(e.got)")
+    }
+
+    /// `line 12: weather.cloud_pct: expected …`, or `FILE: record 3: ts: expected …`.
+    public var description: String {
+        let at = file.map { "\($0): record \(line)" } ?? "line \(line)"
+        return "\(at): \(field.isEmpty ? "input" : field): \(message)"
+    }
+
+    /// The error as one JSON object (no newline).
+    public func json() -> JSONValue {
+        var pairs: [(String, JSONValue)] = []
+        if let file {
+            pairs.append(("file", .string(file)))
+            pairs.append(("record", .number(Double(line))))
+        } else {
+            pairs.append(("line", .number(Double(line))))
+        }
+        pairs.append(("field", .string(field)))
+        pairs.append(("message", .string(message)))
+        return .object(pairs)
+    }
+}
