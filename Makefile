@@ -44,8 +44,7 @@ notebooks: setup
 	$$B eval $(NB_OUT)/sim/events.jsonl --catalog $(NB_CATALOG) --json > $(NB_OUT)/eval.json && \
 	$$B eval --online --users $(NB_USERS) --days $(NB_DAYS) --seed 7 --catalog $(NB_CATALOG) --json > $(NB_OUT)/eval-online.json && \
 	$$B catalog import $(NB_CATALOG) --db $(NB_OUT)/sim.sqlite > /dev/null && \
-	for u in $$(sed -n 's/^{"user":"\([^"]*\)".*/\1/p' $(NB_OUT)/sim/users.jsonl); do $$B users add $$u --db $(NB_OUT)/sim.sqlite > /dev/null || exit 1; done && \
-	$$B feedback $(NB_OUT)/sim/events.jsonl --quiet --db $(NB_OUT)/sim.sqlite
+	$$B replay $(NB_OUT)/sim/events.jsonl --create-users --quiet --db $(NB_OUT)/sim.sqlite
 	SOUNDTRACK_EVAL_JSON=$(CURDIR)/$(NB_OUT)/eval.json SOUNDTRACK_ONLINE_JSON=$(CURDIR)/$(NB_OUT)/eval-online.json \
 	SOUNDTRACK_NB_DB=$(CURDIR)/$(NB_OUT)/sim.sqlite SOUNDTRACK_FIGURES=$(CURDIR)/$(NB_OUT)/figures MPLBACKEND=Agg \
 	$(NB_VENV)/bin/jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
