@@ -60,22 +60,7 @@ extension Store {
     /// Loads several users' states (with feedback sequence, setting and time of the last event) in one read.
     /// Unknown users are left out.
     public func loadCachedStates(users: [String], defaults: [Float]) throws -> [String: (cached: CachedUserState, lastEventAt: Double?)] {
-        try writer.read { db in
-            var out: [String: (CachedUserState, Double?)] = [:]
-            let exists = try db.cachedStatement(sql: "SELECT 1 FROM users WHERE id = ?")
-            let last = try db.cachedStatement(sql: "SELECT max(applied_seq), max(at) FROM feedback WHERE user_id = ?")
-            let keep = try db.cachedStatement(sql: "SELECT keep_raw_snapshots FROM user_settings WHERE user_id = ?")
-            for user in users where out[user] == nil {
-                guard try Bool.fetchOne(exists, arguments: [user]) == true else { continue }
-                let state = try Self.loadState(db, user: user, defaults: defaults)
-                let row = try Row.fetchOne(last, arguments: [user])
-                let seq: Int64 = row?[0] ?? 0
-                let at: Double? = row?[1]
-                let k = try Bool.fetchOne(keep, arguments: [user]) ?? false
-                out[user] = (CachedUserState(state: state, feedbackSeq: seq, keepRawSnapshots: k), at)
-            }
-            return out
-        }
+        try writer.read { db in try Self.loadStates(db, users: users, defaults: defaults) }
     }
 
     /// The owners of those of `ids` that are committed feedback event ids.

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// Float vectors as little-endian Float32 BLOBs.
 enum VectorCoding {
@@ -15,7 +16,20 @@ enum VectorCoding {
     static func decode(_ data: Data) -> [Float] {
         let n = data.count / 4
         return data.withUnsafeBytes { raw in
-            (0..<n).map { i in Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))) }
+            #if _endian(little)
+            // Little-endian host: the stored bytes are the floats' own bytes.
+            return [Float](unsafeUninitializedCapacity: n) { buffer, count in
+                if n > 0 { UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: raw.baseAddress!, byteCount: n * 4) }
+                count = n
+            }
+            #else
+            return (0..<n).map { i in Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))) }
+            #endif
         }
+    }
+
+    /// The vector in column `index` of `row`, decoded without copying the BLOB first.
+    static func decode(_ row: Row, _ index: Int) throws -> [Float] {
+        try row.withUnsafeData(atIndex: index) { data in data.map(decode) ?? [] }
     }
 }

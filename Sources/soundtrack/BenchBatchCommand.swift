@@ -101,6 +101,7 @@ struct BenchReplay: ParsableCommand {
     @Option(help: "Events in the log.") var events: Int = 200_000
     @Option(help: "Timed runs.") var runs: Int = 3
     @Option(help: "Worker threads of the timed command (default: the number of cores).") var workers: Int = ProcessInfo.processInfo.activeProcessorCount
+    @Flag(help: .hidden) var keep = false
 
     func validate() throws {
         guard users >= 1, bins >= 1, events >= 1, runs >= 1, workers >= 1 else {
@@ -110,7 +111,7 @@ struct BenchReplay: ParsableCommand {
 
     func run() throws {
         let setup = try BenchSetup(store: store, users: users, bins: bins, name: "bench-replay")
-        defer { setup.remove() }
+        defer { setup.remove(keep: keep) }
         let tracks = Array(try setup.service.store.allTracks().prefix(2000).map(\.id))
         let input = setup.dir.appendingPathComponent("events.jsonl")
         let bytes = BenchPopulation.events(count: events, users: users, bins: bins, tracks: tracks, seed: store.seed)
