@@ -57,7 +57,6 @@ extension Recommender {
             binIdx = createBin(x, at: at, nearest: nil, seedSongs: seeds, state: &state, rng: &rng)
             created = true
         }
-        state.scoring = nil
         let score = rank(x, state: &state).first { $0.bin == state.bins[binIdx].number }?.score ?? 1
         let bin = state.bins[binIdx]
 
@@ -72,16 +71,11 @@ extension Recommender {
         // The index may hold only what similarity needs; titles come from the catalog.
         let meta = catalog.tracks(ids: [song])[song] ?? index.tracks[songRow]
         let summary = Pick.TrackSummary(id: song, title: meta.title, artist: meta.artist)
-        let alternatives = ranking.filter { $0.bin != bin.number }.prefix(config.alternatives).compactMap { rb -> Pick.Alternative? in
-            guard let i = state.binIndex(number: rb.bin) else { return nil }
-            return Pick.Alternative(
-                bin: .init(id: state.bins[i].id, label: state.bins[i].label, score: rb.score, created: false),
-                tracks: topTracks(of: state.bins[i], count: config.tracksPerAlternative, avoiding: [song]))
-        }
+        let alternatives = self.alternatives(ranking, besides: bin.number, avoiding: [song], state: state)
         let pick = Pick(
             pickId: pickId, user: state.user, at: snapshot.at,
             bin: .init(id: bin.id, label: bin.label, score: score, created: created),
-            track: summary, ranked: [summary], alternatives: Array(alternatives),
+            track: summary, ranked: [summary], alternatives: alternatives,
             why: explain(binIndex: binIdx, x: x, state: &state), source: "onboarding")
         let record = PickRecord(
             pickId: pickId, user: state.user, at: at, binNumber: bin.number, trackId: song, features: x, ranking: ranking)

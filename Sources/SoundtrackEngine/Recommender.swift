@@ -64,15 +64,7 @@ public struct Recommender: Sendable {
         let recent = Set(state.recentTracks.suffix(config.repeatWindow))
         let (trackIds, source) = chooseTracks(binIndex: binIdx, count: max(1, top), recent: recent, state: &state, rng: &rng)
 
-        let alternatives = choice.ranking.filter { $0.bin != state.bins[binIdx].number }
-            .prefix(config.alternatives)
-            .compactMap { rb -> Pick.Alternative? in
-                guard let i = state.binIndex(number: rb.bin) else { return nil }
-                let bin = state.bins[i]
-                return Pick.Alternative(
-                    bin: .init(id: bin.id, label: bin.label, score: rb.score, created: false),
-                    tracks: topTracks(of: bin, count: config.tracksPerAlternative, avoiding: recent))
-            }
+        let alternatives = self.alternatives(choice.ranking, besides: state.bins[binIdx].number, avoiding: recent, state: state)
         let why = explain(binIndex: binIdx, x: x, state: &state)
 
         let counter = state.pickCounter
@@ -94,7 +86,7 @@ public struct Recommender: Sendable {
             pickId: pickId, user: state.user, at: snapshot.at,
             bin: .init(id: bin.id, label: bin.label, score: choice.score, created: choice.created),
             track: summaries.first ?? .init(id: "", title: "", artist: ""),
-            ranked: summaries, alternatives: Array(alternatives), why: why, source: source)
+            ranked: summaries, alternatives: alternatives, why: why, source: source)
         let record = PickRecord(
             pickId: pickId, user: state.user, at: at, binNumber: number, trackId: chosenTrack,
             features: x, ranking: choice.ranking)
@@ -273,6 +265,17 @@ public struct Recommender: Sendable {
         var rows = index.similar(to: profile, genres: genres, k: count * 4, excluding: excluded).map(\.row)
         rows.shuffle(using: &rng)
         return rows.prefix(count).map { index.tracks[$0].id }
+    }
+
+    /// The pick's alternatives: the best-ranked bins other than `chosen`, each with its best tracks.
+    func alternatives(_ ranking: [RankedBin], besides chosen: Int, avoiding: Set<String>, state: UserState) -> [Pick.Alternative] {
+        ranking.filter { $0.bin != chosen }.prefix(config.alternatives).compactMap { rb in
+            guard let i = state.binIndex(number: rb.bin) else { return nil }
+            let bin = state.bins[i]
+            return Pick.Alternative(
+                bin: .init(id: bin.id, label: bin.label, score: rb.score, created: false),
+                tracks: topTracks(of: bin, count: config.tracksPerAlternative, avoiding: avoiding))
+        }
     }
 
     /// A bin's best tracks by mean like rate `(likes+1)/(likes+dislikes+2)`, earlier songs first on ties,

@@ -12,15 +12,23 @@ extension Store {
     }
 
     static func upsertTracks(_ db: Database, _ tracks: [Track]) throws -> Int {
+        try upsertTracks(db, tracks, onConflict: """
+            title = excluded.title, artist = excluded.artist, album = excluded.album,
+            year = excluded.year, genres = excluded.genres, duration_ms = excluded.duration_ms,
+            popularity = excluded.popularity, tempo = excluded.tempo, energy = excluded.energy,
+            valence = excluded.valence, danceability = excluded.danceability, acousticness = excluded.acousticness,
+            instrumentalness = excluded.instrumentalness, speechiness = excluded.speechiness, loudness = excluded.loudness
+            """)
+    }
+
+    /// Inserts tracks, and on an existing id applies the `SET` list `onConflict` (which decides
+    /// what a new row overwrites): the one insert loop of every catalog write.
+    static func upsertTracks(_ db: Database, _ tracks: [Track], onConflict: String) throws -> Int {
         let stmt = try db.cachedStatement(sql: """
             INSERT INTO songs (id, title, artist, album, year, genres, duration_ms, popularity, tempo, energy, valence,
                                danceability, acousticness, instrumentalness, speechiness, loudness)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET title = excluded.title, artist = excluded.artist, album = excluded.album,
-                year = excluded.year, genres = excluded.genres, duration_ms = excluded.duration_ms,
-                popularity = excluded.popularity, tempo = excluded.tempo, energy = excluded.energy,
-                valence = excluded.valence, danceability = excluded.danceability, acousticness = excluded.acousticness,
-                instrumentalness = excluded.instrumentalness, speechiness = excluded.speechiness, loudness = excluded.loudness
+            ON CONFLICT(id) DO UPDATE SET \(onConflict)
             """)
         for t in tracks {
             let a = t.audio

@@ -75,28 +75,17 @@ extension Store {
     }
 
     static func upsertTracksKeepingFeatures(_ db: Database, _ tracks: [Track]) throws -> Int {
-        let stmt = try db.cachedStatement(sql: """
-            INSERT INTO songs (id, title, artist, album, year, genres, duration_ms, popularity, tempo, energy, valence,
-                               danceability, acousticness, instrumentalness, speechiness, loudness)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET title = excluded.title, artist = excluded.artist,
-                album = coalesce(excluded.album, songs.album), year = coalesce(excluded.year, songs.year),
-                genres = CASE WHEN excluded.genres = '' THEN songs.genres ELSE excluded.genres END,
-                duration_ms = coalesce(excluded.duration_ms, songs.duration_ms),
-                popularity = coalesce(excluded.popularity, songs.popularity),
-                tempo = coalesce(excluded.tempo, songs.tempo), energy = coalesce(excluded.energy, songs.energy),
-                valence = coalesce(excluded.valence, songs.valence), danceability = coalesce(excluded.danceability, songs.danceability),
-                acousticness = coalesce(excluded.acousticness, songs.acousticness),
-                instrumentalness = coalesce(excluded.instrumentalness, songs.instrumentalness),
-                speechiness = coalesce(excluded.speechiness, songs.speechiness), loudness = coalesce(excluded.loudness, songs.loudness)
+        try upsertTracks(db, tracks, onConflict: """
+            title = excluded.title, artist = excluded.artist,
+            album = coalesce(excluded.album, songs.album), year = coalesce(excluded.year, songs.year),
+            genres = CASE WHEN excluded.genres = '' THEN songs.genres ELSE excluded.genres END,
+            duration_ms = coalesce(excluded.duration_ms, songs.duration_ms),
+            popularity = coalesce(excluded.popularity, songs.popularity),
+            tempo = coalesce(excluded.tempo, songs.tempo), energy = coalesce(excluded.energy, songs.energy),
+            valence = coalesce(excluded.valence, songs.valence), danceability = coalesce(excluded.danceability, songs.danceability),
+            acousticness = coalesce(excluded.acousticness, songs.acousticness),
+            instrumentalness = coalesce(excluded.instrumentalness, songs.instrumentalness),
+            speechiness = coalesce(excluded.speechiness, songs.speechiness), loudness = coalesce(excluded.loudness, songs.loudness)
             """)
-        for t in tracks {
-            let a = t.audio
-            try stmt.execute(arguments: [
-                t.id, t.title, t.artist, t.album, t.year, t.genres.joined(separator: ";"), t.durationMs, t.popularity,
-                a.tempo, a.energy, a.valence, a.danceability, a.acousticness, a.instrumentalness, a.speechiness, a.loudness,
-            ])
-        }
-        return tracks.count
     }
 }
