@@ -221,7 +221,8 @@ public struct Timestamp: Sendable, Equatable, Hashable {
 
     static func isLeapYear(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
 
-    static func daysInMonth(year: Int, month: Int) -> Int {
+    /// The number of days of a month (1…12) of a proleptic Gregorian year.
+    public static func daysInMonth(year: Int, month: Int) -> Int {
         switch month {
         case 2: return isLeapYear(year) ? 29 : 28
         case 4, 6, 9, 11: return 30
@@ -235,7 +236,7 @@ public struct Timestamp: Sendable, Equatable, Hashable {
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (era-based day counting).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+    public static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = floorDiv(y, 400)
         let yearOfEra = y - era * 400
@@ -246,7 +247,7 @@ public struct Timestamp: Sendable, Equatable, Hashable {
     }
 
     /// The proleptic Gregorian date of a day count since 1970-01-01 (inverse of ``daysFromCivil``).
-    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
+    public static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
         let era = floorDiv(z, 146_097)
         let dayOfEra = z - era * 146_097
