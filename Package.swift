@@ -26,6 +26,8 @@ let package = Package(
             pkgConfig: "blas",
             providers: [.apt(["libblas-dev"])]
         ),
+        // The C library pieces Swift's Glibc module leaves out (malloc tuning, prefetch hints).
+        .target(name: "CSupport"),
         // Snapshot and feedback-event types, JSON parsing and validation, feature extraction.
         .target(name: "SoundtrackContext"),
         // Tracks, catalog import, similar-track search, cold-start priors.
@@ -88,7 +90,7 @@ let package = Package(
             name: "soundtrack",
             dependencies: [
                 "SoundtrackServer", "SoundtrackApp", "SoundtrackProviders", "SoundtrackEvaluation", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog",
-                "SoundtrackContext",
+                "SoundtrackContext", "CSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -133,8 +133,22 @@ public struct FeatureVector: Sendable, Equatable {
 public enum StableHash {
     /// Hashes the UTF-8 bytes of a string.
     public static func fnv1a(_ s: String, seed: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
+        if let h = s.utf8.withContiguousStorageIfAvailable({ fnv1a(bytes: UnsafeRawBufferPointer($0), seed: seed) }) {
+            return h
+        }
         var h = seed
         for b in s.utf8 {
+            h ^= UInt64(b)
+            h = h &* 0x100_0000_01b3
+        }
+        return h
+    }
+
+    /// Hashes bytes (the same value as ``fnv1a(_:seed:)`` of the string they encode).
+    @inlinable
+    public static func fnv1a(bytes: UnsafeRawBufferPointer, seed: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
+        var h = seed
+        for b in bytes {
             h ^= UInt64(b)
             h = h &* 0x100_0000_01b3
         }

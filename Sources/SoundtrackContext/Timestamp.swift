@@ -49,37 +49,45 @@ public struct Timestamp: Sendable, Equatable, Hashable {
     /// The RFC 3339 text in this timestamp's own offset (`Z` for UTC); fractional seconds
     /// appear only when nonzero, with trailing zeros trimmed (at most six digits).
     public var rfc3339: String {
+        var out: [UInt8] = []
+        out.reserveCapacity(32)
+        writeRFC3339 { out.append($0) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Hands the bytes of ``rfc3339`` to `put`, one by one, without building a string.
+    @inline(__always)
+    public func writeRFC3339(_ emit: (UInt8) -> Void) {
         let (seconds, micros) = unixSecondsAndMicros
         let local = seconds + offsetSeconds
         let days = Timestamp.floorDiv(local, 86_400)
         let secondOfDay = local - days * 86_400
         let (y, m, d) = Timestamp.civil(fromDays: days)
-        var out: [UInt8] = []
-        out.reserveCapacity(32)
+        func put(_ b: UInt8) { emit(b) }
         func put(_ v: Int, _ width: Int) {
             var power = 1
             for _ in 1..<width { power *= 10 }
             var v = v
             while power > 0 {
-                out.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v / power % 10))
+                emit(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v / power % 10))
                 v %= power
                 power /= 10
             }
         }
         if y < 0 || y > 9999 {
-            out.append(contentsOf: String(y).utf8)
+            for b in String(y).utf8 { put(b) }
         } else {
             put(y, 4)
         }
-        out.append(UInt8(ascii: "-"))
+        put(UInt8(ascii: "-"))
         put(m, 2)
-        out.append(UInt8(ascii: "-"))
+        put(UInt8(ascii: "-"))
         put(d, 2)
-        out.append(UInt8(ascii: "T"))
+        put(UInt8(ascii: "T"))
         put(secondOfDay / 3600, 2)
-        out.append(UInt8(ascii: ":"))
+        put(UInt8(ascii: ":"))
         put(secondOfDay / 60 % 60, 2)
-        out.append(UInt8(ascii: ":"))
+        put(UInt8(ascii: ":"))
         put(secondOfDay % 60, 2)
         if micros > 0 {
             var digits = 6
@@ -88,20 +96,19 @@ public struct Timestamp: Sendable, Equatable, Hashable {
                 f /= 10
                 digits -= 1
             }
-            out.append(UInt8(ascii: "."))
+            put(UInt8(ascii: "."))
             put(f, digits)
         }
         let offsetMinutes = offsetSeconds / 60
         if offsetMinutes == 0 {
-            out.append(UInt8(ascii: "Z"))
+            put(UInt8(ascii: "Z"))
         } else {
-            out.append(offsetMinutes < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+            put(offsetMinutes < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
             let a = abs(offsetMinutes)
             put(a / 60, 2)
-            out.append(UInt8(ascii: ":"))
+            put(UInt8(ascii: ":"))
             put(a % 60, 2)
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// The fractional hour of day in the timestamp's offset, in `0..<24` (07:30 is 7.5).

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SoundtrackContext
 
 /// A learned context cluster of one user: where it sits in feature space and the songs it holds.
@@ -8,16 +9,26 @@ import SoundtrackContext
 /// contexts that formed the bin: a bin never learned from weather has `observed` 0 on
 /// the weather slots, and those slots then carry no weight when it is scored.
 public struct Bin: Sendable, Equatable {
+    /// A process-wide source of vector stamps: every new or changed set of vectors gets a new one.
+    private static let stamps = Atomic<UInt64>(0)
+    static func nextStamp() -> UInt64 { stamps.add(1, ordering: .relaxed).newValue }
+
+    /// Identifies the current value of ``centroid``, ``spread`` and ``observed``: a copy of a bin
+    /// keeps it, any change to one of the three vectors replaces it with a new one. The scoring
+    /// matrix keeps each bin's rows with the stamp they were computed from, so it recomputes only
+    /// the rows of bins whose vectors changed.
+    public private(set) var stamp: UInt64
+
     /// The bin's number within its user; its public id is `b-<number>`.
     public var number: Int
     /// A readable label derived from the centroid (`study · library · morning`).
     public var label: String
     /// The mean feature vector of the contexts the bin was formed from.
-    public var centroid: [Float]
+    public var centroid: [Float] { didSet { stamp = Bin.nextStamp() } }
     /// Per-slot spread (an exponentially weighted standard deviation) around the centroid.
-    public var spread: [Float]
+    public var spread: [Float] { didSet { stamp = Bin.nextStamp() } }
     /// Per-slot presence frequency in [0, 1].
-    public var observed: [Float]
+    public var observed: [Float] { didSet { stamp = Bin.nextStamp() } }
     /// How many contexts have pulled the centroid (creation counts as one).
     public var observations: Int
     /// The songs of the bin with their like and dislike counts; a track appears at most once.
@@ -30,7 +41,10 @@ public struct Bin: Sendable, Equatable {
     public var updatedAt: Date
 
     /// The public id, `b-<number>`.
-    public var id: String { "b-\(number)" }
+    public var id: String { Bin.id(number) }
+
+    /// The public id of bin `number`: `b-<number>`.
+    public static func id(_ number: Int) -> String { "b-" + String(number) }
 
     /// Creates a bin.
     public init(
@@ -47,11 +61,27 @@ public struct Bin: Sendable, Equatable {
         self.prior = prior
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.stamp = Bin.nextStamp()
+    }
+
+    /// Replaces the three vectors at once (one new ``stamp``).
+    public mutating func setVectors(centroid: [Float], spread: [Float], observed: [Float]) {
+        self.centroid = centroid
+        self.spread = spread
+        self.observed = observed
+    }
+
+    /// Bins are equal when everything but the ``stamp`` is.
+    public static func == (a: Bin, b: Bin) -> Bool {
+        a.number == b.number && a.label == b.label && a.centroid == b.centroid && a.spread == b.spread
+            && a.observed == b.observed && a.observations == b.observations && a.songs == b.songs
+            && a.prior == b.prior && a.createdAt == b.createdAt && a.updatedAt == b.updatedAt
     }
 
     /// The index of a track in ``songs``, if the bin holds it.
     public func songIndex(_ trackId: String) -> Int? {
-        songs.firstIndex { $0.trackId == trackId }
+        let key = TrackKey(trackId)
+        return songs.firstIndex { $0.key == key && $0.trackId == trackId }
     }
 
     /// Parses a public bin id (`b-12`) into its number.
@@ -64,7 +94,9 @@ public struct Bin: Sendable, Equatable {
 /// A song's membership in a bin, with the feedback it received there.
 public struct BinSong: Sendable, Equatable {
     /// The catalog track id.
-    public var trackId: String
+    public var trackId: String { didSet { key = TrackKey(trackId) } }
+    /// A 64-bit hash of ``trackId``, for comparisons in the pick's inner loops.
+    public private(set) var key: TrackKey
     /// Likes and completes in this bin.
     public var likes: Int
     /// Dislikes and skips in this bin.
@@ -73,7 +105,18 @@ public struct BinSong: Sendable, Equatable {
     /// Creates a membership.
     public init(trackId: String, likes: Int = 0, dislikes: Int = 0) {
         self.trackId = trackId
+        self.key = TrackKey(trackId)
         self.likes = likes
         self.dislikes = dislikes
     }
+}
+
+/// A track id's stable 64-bit hash (FNV-1a): the engine compares tracks by key in its inner loops
+/// (recent tracks, a bin's songs) and by id only when two keys are equal.
+public struct TrackKey: Sendable, Hashable {
+    /// The hash.
+    public let value: UInt64
+
+    /// The key of a track id.
+    public init(_ trackId: String) { value = StableHash.fnv1a(trackId) }
 }

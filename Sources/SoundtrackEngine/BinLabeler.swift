@@ -5,27 +5,25 @@ import SoundtrackContext
 public enum BinLabeler {
     /// The label of a centroid whose slots were observed with the given frequencies.
     public static func label(centroid: [Float], observed: [Float]) -> String {
-        func strongest(_ prefix: String, _ names: [String], excluding: Set<String> = []) -> String? {
+        func strongest(_ slots: [(name: String, index: Int)]) -> String? {
             var best: (String, Float)?
-            for n in names where !excluding.contains(n) {
-                let i = FeatureLayout.require("\(prefix).\(n)")
+            for (n, i) in slots {
                 guard observed[i] >= 0.5, centroid[i] >= 0.5 else { continue }
                 if best == nil || centroid[i] > best!.1 { best = (n, centroid[i]) }
             }
             return best?.0
         }
         var parts: [String] = []
-        if let c = strongest("calendar", FeatureLayout.calendarCategories, excluding: ["other"]) { parts.append(c) }
-        if let a = strongest("motion", FeatureLayout.activities, excluding: ["stationary", "unknown"]) {
-            parts.append(a == "automotive" ? "driving" : a)
-        }
-        if let p = strongest("place", FeatureLayout.placeCategories, excluding: ["other"]) { parts.append(p) }
-        if !parts.contains("driving"), strongest("bluetooth", ["car"]) != nil { parts.append("car") }
-        if let w = strongest("weather", FeatureLayout.weatherGroups.map { "cond_\($0)" }, excluding: ["cond_clear", "cond_cloudy", "cond_other"]) {
+        parts.reserveCapacity(4)
+        if let c = strongest(Slots.calendar) { parts.append(c) }
+        if let a = strongest(Slots.activity) { parts.append(a == "automotive" ? "driving" : a) }
+        if let p = strongest(Slots.place) { parts.append(p) }
+        if !parts.contains("driving"), strongest(Slots.car) != nil { parts.append("car") }
+        if let w = strongest(Slots.weather) {
             parts.append(w == "cond_wet" ? "rainy" : w == "cond_snow" ? "snowy" : "misty")
         }
-        let s = centroid[FeatureLayout.require("time.tod_sin")]
-        let c = centroid[FeatureLayout.require("time.tod_cos")]
+        let s = centroid[Slots.todSin]
+        let c = centroid[Slots.todCos]
         var hour = Double(atan2(s, c)) / (2 * Double.pi) * 24
         if hour < 0 { hour += 24 }
         let bucket: String
@@ -36,9 +34,25 @@ public enum BinLabeler {
         case 18..<22: bucket = "evening"
         default: bucket = "night"
         }
-        let weekend = centroid[FeatureLayout.require("time.weekend")] >= 0.5
-        parts = Array(parts.prefix(3))
+        let weekend = centroid[Slots.weekend] >= 0.5
+        if parts.count > 3 { parts.removeLast(parts.count - 3) }
         parts.append(weekend ? "weekend \(bucket)" : bucket)
         return parts.joined(separator: " · ")
+    }
+
+    /// The slots each part of a label looks at, by name, resolved once.
+    private enum Slots {
+        static func named(_ prefix: String, _ names: [String], excluding: Set<String> = []) -> [(name: String, index: Int)] {
+            names.filter { !excluding.contains($0) }.map { ($0, FeatureLayout.require("\(prefix).\($0)")) }
+        }
+        static let calendar = named("calendar", FeatureLayout.calendarCategories, excluding: ["other"])
+        static let activity = named("motion", FeatureLayout.activities, excluding: ["stationary", "unknown"])
+        static let place = named("place", FeatureLayout.placeCategories, excluding: ["other"])
+        static let car = named("bluetooth", ["car"])
+        static let weather = named(
+            "weather", FeatureLayout.weatherGroups.map { "cond_\($0)" }, excluding: ["cond_clear", "cond_cloudy", "cond_other"])
+        static let todSin = FeatureLayout.require("time.tod_sin")
+        static let todCos = FeatureLayout.require("time.tod_cos")
+        static let weekend = FeatureLayout.require("time.weekend")
     }
 }

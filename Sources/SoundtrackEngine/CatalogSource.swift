@@ -6,8 +6,15 @@ import SoundtrackCatalog
 public protocol CatalogSource: Sendable {
     /// Metadata for the given track ids; unknown ids are left out.
     func tracks(ids: [String]) -> [String: Track]
+    /// Metadata for one track id, or `nil` when the catalog does not have it.
+    func track(id: String) -> Track?
     /// The similarity index over the whole catalog.
     func index() -> CatalogIndex
+}
+
+extension CatalogSource {
+    /// One track through ``tracks(ids:)``.
+    public func track(id: String) -> Track? { tracks(ids: [id])[id] }
 }
 
 /// A ``CatalogSource`` over an index already in memory.
@@ -24,6 +31,10 @@ public struct IndexCatalog: CatalogSource {
             if let row = catalogIndex.row(of: id) { out[id] = catalogIndex.tracks[row] }
         }
         return out
+    }
+
+    public func track(id: String) -> Track? {
+        catalogIndex.row(of: id).map { catalogIndex.tracks[$0] }
     }
 
     public func index() -> CatalogIndex { catalogIndex }

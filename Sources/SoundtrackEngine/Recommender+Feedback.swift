@@ -115,18 +115,20 @@ extension Recommender {
     func pull(binIndex: Int, toward x: FeatureVector, at: Date, state: inout UserState) {
         var bin = state.bins[binIndex]
         let eta = max(config.learningRate, 1 / Float(bin.observations + 1))
+        var centroid = bin.centroid, spread = bin.spread, observed = bin.observed
         for i in 0..<FeatureLayout.dimension {
             if x.mask[i] > 0 {
-                let rate = max(eta, 1 - bin.observed[i])
-                let delta = x.values[i] - bin.centroid[i]
-                bin.centroid[i] += rate * delta
-                let s2 = (1 - rate) * bin.spread[i] * bin.spread[i] + rate * delta * delta
-                bin.spread[i] = max(0.02, s2.squareRoot())
-                bin.observed[i] += eta * (1 - bin.observed[i])
+                let rate = max(eta, 1 - observed[i])
+                let delta = x.values[i] - centroid[i]
+                centroid[i] += rate * delta
+                let s2 = (1 - rate) * spread[i] * spread[i] + rate * delta * delta
+                spread[i] = max(0.02, s2.squareRoot())
+                observed[i] += eta * (1 - observed[i])
             } else {
-                bin.observed[i] -= eta * bin.observed[i]
+                observed[i] -= eta * observed[i]
             }
         }
+        bin.setVectors(centroid: centroid, spread: spread, observed: observed)
         bin.observations += 1
         bin.updatedAt = at
         bin.label = BinLabeler.label(centroid: bin.centroid, observed: bin.observed)
@@ -138,11 +140,13 @@ extension Recommender {
     func push(binIndex: Int, awayFrom x: FeatureVector, at: Date, state: inout UserState) {
         var bin = state.bins[binIndex]
         let rate = config.learningRate / 2
+        var centroid = bin.centroid, spread = bin.spread
         for i in 0..<FeatureLayout.dimension where x.mask[i] > 0 && bin.observed[i] > 0 {
-            let delta = x.values[i] - bin.centroid[i]
-            bin.centroid[i] = min(1.5, max(-1.5, bin.centroid[i] - rate * delta))
-            bin.spread[i] = (bin.spread[i] * bin.spread[i] + rate * max(delta * delta, config.initialSpread * config.initialSpread)).squareRoot()
+            let delta = x.values[i] - centroid[i]
+            centroid[i] = min(1.5, max(-1.5, centroid[i] - rate * delta))
+            spread[i] = (spread[i] * spread[i] + rate * max(delta * delta, config.initialSpread * config.initialSpread)).squareRoot()
         }
+        bin.setVectors(centroid: centroid, spread: spread, observed: bin.observed)
         bin.updatedAt = at
         state.bins[binIndex] = bin
         state.changes.bins.insert(bin.number)

@@ -61,10 +61,9 @@ public struct Recommender: Sendable {
 
         let choice = chooseBin(x, at: at, state: &state, rng: &rng)
         let binIdx = choice.index
-        let recent = Set(state.recentTracks.suffix(config.repeatWindow))
-        let (trackIds, source) = chooseTracks(binIndex: binIdx, count: max(1, top), recent: recent, state: &state, rng: &rng)
+        let (trackIds, source) = chooseTracks(binIndex: binIdx, count: max(1, top), state: &state, rng: &rng)
 
-        let alternatives = self.alternatives(choice.ranking, besides: state.bins[binIdx].number, avoiding: recent, state: state)
+        let alternatives = self.alternatives(choice.ranking, besides: state.bins[binIdx].number, state: state)
         let why = explain(binIndex: binIdx, x: x, state: &state)
 
         let counter = state.pickCounter
@@ -77,14 +76,13 @@ public struct Recommender: Sendable {
         state.session.currentBin = number
         state.session.lastAt = at
 
-        let meta = catalog.tracks(ids: trackIds)
         let summaries = trackIds.map { id in
-            Pick.TrackSummary(id: id, title: meta[id]?.title ?? "", artist: meta[id]?.artist ?? "")
+            let meta = catalog.track(id: id)
+            return Pick.TrackSummary(id: id, title: meta?.title ?? "", artist: meta?.artist ?? "")
         }
-        let bin = state.bins[binIdx]
         let pick = Pick(
             pickId: pickId, user: state.user, at: snapshot.at,
-            bin: .init(id: bin.id, label: bin.label, score: choice.score, created: choice.created),
+            bin: .init(id: Bin.id(number), label: state.bins[binIdx].label, score: choice.score, created: choice.created),
             track: summaries.first ?? .init(id: "", title: "", artist: ""),
             ranked: summaries, alternatives: alternatives, why: why, source: source)
         let record = PickRecord(
@@ -103,19 +101,29 @@ public struct Recommender: Sendable {
 
     /// Every bin's weighted correlation with `x`, best first, without the bins avoided in this session.
     public func rank(_ x: FeatureVector, state: inout UserState) -> [RankedBin] {
-        if state.scoring == nil {
-            state.scoring = ScoringMatrix(bins: state.bins, weights: state.weights, config: config)
-        }
-        let scores = state.scoring!.scores(x)
-        let avoided = Set(state.session.avoided)
+        state.scoring.sync(bins: state.bins, config: config)
+        let scores = state.scoring.scores(x, weights: state.weights)
+        let avoided = state.session.avoided
         var ranking: [RankedBin] = []
         ranking.reserveCapacity(scores.count)
-        for (i, s) in scores.enumerated() where !avoided.contains(state.bins[i].number) {
-            ranking.append(RankedBin(bin: state.bins[i].number, score: s))
+        for (i, s) in scores.enumerated() where avoided.isEmpty || !avoided.contains(state.bins[i].number) {
+            // Insertion into the sorted prefix: score, then the older bin (bins are few).
+            let item = RankedBin(bin: state.bins[i].number, score: s)
+            var at = ranking.count
+            ranking.append(item)
+            while at > 0, Self.before(item, ranking[at - 1]) {
+                ranking[at] = ranking[at - 1]
+                at -= 1
+            }
+            ranking[at] = item
         }
-        // Stable order: score, then the older bin.
-        ranking.sort { $0.score != $1.score ? $0.score > $1.score : $0.bin < $1.bin }
         return ranking
+    }
+
+    /// The ranking order: higher score first, then the older (lower-numbered) bin.
+    @inline(__always)
+    static func before(_ a: RankedBin, _ b: RankedBin) -> Bool {
+        a.score != b.score ? a.score > b.score : a.bin < b.bin
     }
 
     struct BinChoice {
@@ -198,11 +206,12 @@ public struct Recommender: Sendable {
     /// within each tier with some exploration, and no track of the repeat window. A bin that runs dry
     /// is refilled with similar catalog tracks, which join it as new songs. Returns the ids and where
     /// the first one came from (`bin`, or `catalog` for a refill).
-    func chooseTracks(binIndex: Int, count: Int, recent: Set<String>, state: inout UserState, rng: inout SeededGenerator) -> ([String], String) {
-        var ids = rankSongs(state.bins[binIndex], count: count, avoiding: recent, rng: &rng)
+    func chooseTracks(binIndex: Int, count: Int, state: inout UserState, rng: inout SeededGenerator) -> ([String], String) {
+        var ids = rankSongs(binIndex: binIndex, count: count, state: state, rng: &rng)
         var source = "bin"
         if ids.count < count {
             if ids.isEmpty { source = "catalog" }
+            let recent = Set(state.recentTracks.suffix(config.repeatWindow))
             let refill = similarCatalogTracks(
                 for: state.bins[binIndex], count: max(count - ids.count, config.seedTracksPerNewBin),
                 avoiding: recent.union(ids), rng: &rng)
@@ -218,22 +227,41 @@ public struct Recommender: Sendable {
 
     /// The bin's songs outside `avoiding`, ordered for playing: tier (liked first, unless this is an
     /// exploration draw), then a Thompson sample of Beta(1 + likes, 1 + dislikes).
-    func rankSongs(_ bin: Bin, count: Int, avoiding recent: Set<String>, rng: inout SeededGenerator) -> [String] {
+    func rankSongs(binIndex: Int, count: Int, state: UserState, rng: inout SeededGenerator) -> [String] {
         struct Candidate {
             var tier: Int
             var sample: Double
             var index: Int
         }
-        let explore = rng.unit() < 0.15
-        var scored: [Candidate] = []
-        scored.reserveCapacity(bin.songs.count)
-        for (i, s) in bin.songs.enumerated() where !recent.contains(s.trackId) {
-            let sample = rng.beta(Double(1 + s.likes), Double(1 + s.dislikes))
-            let tier = (!explore && s.likes > s.dislikes) ? 1 : 0
-            scored.append(Candidate(tier: tier, sample: sample, index: i))
+        @inline(__always) func before(_ a: Candidate, _ b: Candidate) -> Bool {
+            a.tier != b.tier ? a.tier > b.tier : a.sample > b.sample
         }
-        scored.sort { $0.tier != $1.tier ? $0.tier > $1.tier : $0.sample > $1.sample }
-        return scored.prefix(count).map { bin.songs[$0.index].trackId }
+        guard count > 0 else { return [] }
+        let explore = rng.unit() < 0.15
+        let window = config.repeatWindow
+        return state.bins.withUnsafeBufferPointer { bins in
+            bins[binIndex].songs.withUnsafeBufferPointer { songs in
+                // The `count` best in (tier, sample) order, earlier songs first on ties.
+                withUnsafeTemporaryAllocation(of: Candidate.self, capacity: count + 1) { best in
+                    var n = 0
+                    for i in songs.indices where !state.isRecent(songs[i], window: window) {
+                        let likes = songs[i].likes, dislikes = songs[i].dislikes
+                        let item = Candidate(
+                            tier: (!explore && likes > dislikes) ? 1 : 0,
+                            sample: rng.beta(Double(1 + likes), Double(1 + dislikes)), index: i)
+                        guard n < count || before(item, best[n - 1]) else { continue }
+                        var at = n
+                        while at > 0 && before(item, best[at - 1]) {
+                            best[at] = best[at - 1]
+                            at -= 1
+                        }
+                        best[at] = item
+                        if n < count { n += 1 }
+                    }
+                    return (0..<n).map { songs[best[$0].index].trackId }
+                }
+            }
+        }
     }
 
     /// Catalog tracks whose audio profile and genres fit the bin (its liked songs, else all its songs,
@@ -268,44 +296,58 @@ public struct Recommender: Sendable {
     }
 
     /// The pick's alternatives: the best-ranked bins other than `chosen`, each with its best tracks.
-    func alternatives(_ ranking: [RankedBin], besides chosen: Int, avoiding: Set<String>, state: UserState) -> [Pick.Alternative] {
-        ranking.filter { $0.bin != chosen }.prefix(config.alternatives).compactMap { rb in
-            guard let i = state.binIndex(number: rb.bin) else { return nil }
-            let bin = state.bins[i]
-            return Pick.Alternative(
-                bin: .init(id: bin.id, label: bin.label, score: rb.score, created: false),
-                tracks: topTracks(of: bin, count: config.tracksPerAlternative, avoiding: avoiding))
+    func alternatives(_ ranking: [RankedBin], besides chosen: Int, state: UserState) -> [Pick.Alternative] {
+        var out: [Pick.Alternative] = []
+        out.reserveCapacity(config.alternatives)
+        for rb in ranking where rb.bin != chosen {
+            guard out.count < config.alternatives else { break }
+            guard let i = state.binIndex(number: rb.bin) else { continue }
+            out.append(Pick.Alternative(
+                bin: .init(id: Bin.id(rb.bin), label: state.bins[i].label, score: rb.score, created: false),
+                tracks: topTracks(ofBin: i, count: config.tracksPerAlternative, state: state)))
         }
+        return out
     }
 
     /// A bin's best tracks by mean like rate `(likes+1)/(likes+dislikes+2)`, earlier songs first on ties,
     /// for a pick's alternatives.
-    func topTracks(of bin: Bin, count: Int, avoiding: Set<String>) -> [String] {
-        var best: [(rate: Double, index: Int)] = []
-        best.reserveCapacity(count + 1)
-        for (i, s) in bin.songs.enumerated() where !avoiding.contains(s.trackId) {
-            let rate = Double(s.likes + 1) / Double(s.likes + s.dislikes + 2)
-            guard best.count < count || rate > best[best.count - 1].rate else { continue }
-            var at = best.count
-            while at > 0 && best[at - 1].rate < rate { at -= 1 }
-            best.insert((rate, i), at: at)
-            if best.count > count { best.removeLast() }
+    func topTracks(ofBin binIndex: Int, count: Int, state: UserState) -> [String] {
+        guard count > 0 else { return [] }
+        let window = config.repeatWindow
+        // Rates (likes+1)/(likes+dislikes+2) compared as fractions: a/b > c/d ⇔ a·d > c·b.
+        return withUnsafeTemporaryAllocation(of: (num: Int, den: Int, index: Int).self, capacity: count + 1) { best in
+            var n = 0
+            return state.bins.withUnsafeBufferPointer { bins in bins[binIndex].songs.withUnsafeBufferPointer { songs in
+                for i in songs.indices {
+                    let num = songs[i].likes + 1, den = songs[i].likes + songs[i].dislikes + 2
+                    guard n < count || num * best[n - 1].den > best[n - 1].num * den else { continue }
+                    guard !state.isRecent(songs[i], window: window) else { continue }
+                    var at = n
+                    while at > 0 && best[at - 1].num * den < num * best[at - 1].den {
+                        best[at] = best[at - 1]
+                        at -= 1
+                    }
+                    best[at] = (num, den, i)
+                    if n < count { n += 1 }
+                }
+                return [String](unsafeUninitializedCapacity: n) { out, k in
+                    for j in 0..<n { (out.baseAddress! + j).initialize(to: songs[best[j].index].trackId) }
+                    k = n
+                }
+            } }
         }
-        return best.map { bin.songs[$0.index].trackId }
     }
 
     func explain(binIndex: Int, x: FeatureVector, state: inout UserState) -> [Explanation] {
-        if state.scoring == nil {
-            state.scoring = ScoringMatrix(bins: state.bins, weights: state.weights, config: config)
+        state.scoring.sync(bins: state.bins, config: config)
+        return state.bins.withUnsafeBufferPointer { bins in
+            state.scoring.topContributions(row: binIndex, centroid: bins[binIndex].centroid, x: x, weights: state.weights, count: 5)
         }
-        return state.scoring!.topContributions(row: binIndex, bin: state.bins[binIndex], x: x, count: 5)
     }
 
     func remember(track: String, state: inout UserState) {
         guard !track.isEmpty else { return }
-        state.recentTracks.append(track)
-        let keep = max(config.repeatWindow, 1)
-        if state.recentTracks.count > keep { state.recentTracks.removeFirst(state.recentTracks.count - keep) }
+        state.remember(track, keep: max(config.repeatWindow, 1))
     }
 
     func beginSession(at: Date, state: inout UserState) {

@@ -9,15 +9,22 @@ public struct UserState: Sendable {
     /// The user's id.
     public let user: String
     /// The user's bins, in creation order.
-    public var bins: [Bin] { didSet { scoring = nil } }
+    public var bins: [Bin]
     /// Per-slot priority weights (``FeatureLayout/dimension`` entries).
-    public var weights: [Float] { didSet { scoring = nil } }
+    public var weights: [Float]
     /// Places learned from coordinates.
     public var places: PlaceBook
     /// The listening session: current bin, dislike streak, bins switched away from.
     public var session: SessionState
     /// The most recently picked tracks, oldest first (at most the repeat window).
-    public var recentTracks: [String]
+    public var recentTracks: [String] {
+        get { recent }
+        set {
+            recent = newValue
+            recentKeys = newValue.map(TrackKey.init)
+            recentBloom = Self.bloom(recentKeys)
+        }
+    }
     /// How many picks the user has had; part of each pick's random seed.
     public var pickCounter: Int64
     /// The number the next new bin gets.
@@ -25,7 +32,13 @@ public struct UserState: Sendable {
     /// What the engine changed since the store last cleared it.
     public var changes = Changes()
 
-    var scoring: ScoringMatrix?
+    private var recent: [String]
+    /// The keys of ``recentTracks``, in the same order.
+    private(set) var recentKeys: [TrackKey]
+    /// One bit per recent key (`key % 64`): a song whose bit is clear is not recent.
+    private var recentBloom: UInt64
+    /// The scoring rows of the bins, brought up to date before each use (see ``ScoringMatrix``).
+    var scoring = ScoringMatrix()
 
     /// Creates a user state.
     public init(
@@ -37,7 +50,9 @@ public struct UserState: Sendable {
         self.weights = weights
         self.places = places
         self.session = session
-        self.recentTracks = recentTracks
+        self.recent = recentTracks
+        self.recentKeys = recentTracks.map(TrackKey.init)
+        self.recentBloom = Self.bloom(recentKeys)
         self.pickCounter = pickCounter
         self.nextBinNumber = nextBinNumber
     }
@@ -45,6 +60,36 @@ public struct UserState: Sendable {
     /// The position of a bin in ``bins`` by its number.
     public func binIndex(number: Int) -> Int? {
         bins.firstIndex { $0.number == number }
+    }
+
+    /// Appends a track to ``recentTracks``, keeping at most `keep`.
+    mutating func remember(_ track: String, keep: Int) {
+        recent.append(track)
+        recentKeys.append(TrackKey(track))
+        if recent.count > keep {
+            recent.removeFirst(recent.count - keep)
+            recentKeys.removeFirst(recentKeys.count - keep)
+        }
+        recentBloom = Self.bloom(recentKeys)
+    }
+
+    private static func bloom(_ keys: [TrackKey]) -> UInt64 {
+        keys.reduce(0) { $0 | 1 << ($1.value & 63) }
+    }
+
+    /// Whether a track is among the last `window` of ``recentTracks``.
+    @inline(__always)
+    func isRecent(_ song: borrowing BinSong, window: Int) -> Bool {
+        let key = song.key
+        guard recentBloom & (1 << (key.value & 63)) != 0 else { return false }
+        return recentKeys.withUnsafeBufferPointer { keys in
+            var i = max(0, keys.count - window)
+            while i < keys.count {
+                if keys[i] == key && recent[i] == song.trackId { return true }
+                i += 1
+            }
+            return false
+        }
     }
 
     /// What a pick or a feedback event changed, for the store to write.

@@ -25,6 +25,7 @@ struct BatchCommand: ParsableCommand {
     @Option(name: .long, help: "Return a ranked list of K tracks per pick.") var top: Int = 1
     @Option(name: .long, help: "Worker threads (default: the number of cores).") var workers: Int = ProcessInfo.processInfo.activeProcessorCount
     @Flag(name: .long, help: "Print no summary.") var quiet = false
+    @Flag(name: .long, help: "Also print where the wall time went, by phase.") var timings = false
     @Option(name: .long, help: .hidden) var blockBytes: Int?
 
     func validate() throws {
@@ -61,6 +62,9 @@ struct BatchCommand: ParsableCommand {
             if let line = summary.stoppedAtLine { s += "; stopped at line \(line) (--fail-fast)" }
             stderr(s)
             if let hint = sink.hint { stderr(hint) }
+        }
+        if timings {
+            stderr("batch timings (wall s): " + summary.timings.phases.map { String(format: "%@ %.2f", $0.0, $0.1) }.joined(separator: ", "))
         }
         if summary.rejected > 0 { throw BadInputExit() }
     }

@@ -25,6 +25,7 @@ struct BenchPick: ParsableCommand {
     @Option(help: "Timed picks per run.") var iterations: Int = 20000
     @Option(help: "Runs of each benchmark.") var runs: Int = 5
     @Option(help: "One-shot `soundtrack pick` processes to time (0 to skip).") var processes: Int = 30
+    @Flag(help: "Only the in-process benchmark (for profiling the engine).") var inProcessOnly = false
 
     func validate() throws {
         guard bins >= 1, iterations >= 100, runs >= 1, processes >= 0 else {
@@ -55,6 +56,7 @@ struct BenchPick: ParsableCommand {
         let inProcess = PickBenchmark.run(engine: engine, state: state, queries: queries, iterations: iterations, runs: runs)
         for l in PickBenchmark.table(title: "in-process pick (engine, state in memory)", unit: "µs", inProcess) { print(l) }
         print("")
+        if inProcessOnly { return }
 
         try service.store.saveWholeState(state, at: Date())
         var dbRuns: [LatencyStats] = []

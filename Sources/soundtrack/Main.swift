@@ -1,4 +1,5 @@
 import ArgumentParser
+import CSupport
 import Foundation
 import SoundtrackApp
 import SoundtrackContext
@@ -16,6 +17,10 @@ struct BadInputExit: Error {}
 @main
 struct Entry {
     static func main() {
+        // Keep freed memory in the process instead of returning it to the kernel: batch and replay
+        // free and reallocate buffers of many megabytes per block, and glibc's default would hand
+        // them back (munmap) and fault fresh zeroed pages in for the next block.
+        _ = soundtrack_keep_freed_memory()
         let status: Int32
         do {
             var command = try Soundtrack.parseAsRoot()

@@ -68,9 +68,13 @@ final class ByteWriter {
     deinit { if owned { close(fd) } }
 
     func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
         var off = 0
         while off < bytes.count {
-            let n = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + off, $0.count - off) }
+            let n = Foundation.write(fd, bytes.baseAddress! + off, bytes.count - off)
             if n < 0 {
                 if errno == EINTR { continue }
                 throw CLIError("write failed: \(String(cString: strerror(errno)))")

@@ -29,7 +29,24 @@ struct ScoringTests {
         return cov / (vx * vc).squareRoot()
     }
 
-    @Test("The one-call CBLAS scores equal the slot-by-slot weighted correlation")
+    func matrix(_ bins: [Bin], config: EngineConfig = EngineConfig()) -> ScoringMatrix {
+        var m = ScoringMatrix()
+        m.sync(bins: bins, config: config)
+        return m
+    }
+
+    func randomBins(_ count: Int, rng: inout SeededGenerator) -> [Bin] {
+        let d = FeatureLayout.dimension
+        return (0..<count).map { n in
+            let c = (0..<d).map { _ in Float(rng.unit()) }
+            let o = (0..<d).map { _ in Float(rng.unit() < 0.8 ? 1 : rng.unit()) }
+            var b = bin(n + 1, c, observed: o)
+            b.spread = (0..<d).map { _ in Float(0.05 + rng.unit() * 0.4) }
+            return b
+        }
+    }
+
+    @Test("The CBLAS scores equal the slot-by-slot weighted correlation")
     func matchesReference() {
         var rng = SeededGenerator(seed: 3)
         let d = FeatureLayout.dimension
@@ -46,11 +63,59 @@ struct ScoringTests {
         }
         var x = FeatureVector()
         for i in 0..<d where rng.unit() < 0.7 { x.set(i, Float(rng.unit())) }
-        let m = ScoringMatrix(bins: bins, weights: weights, config: config)
-        let scores = m.scores(x)
+        let m = matrix(bins, config: config)
+        let scores = m.scores(x, weights: weights)
         for (b, s) in zip(bins, scores) {
             #expect(abs(Double(s) - reference(x, b, weights: weights, config: config)) < 1e-4)
         }
+    }
+
+    @Test("Updated in place (changed, added and removed bins, new weights), the matrix scores as one built afresh")
+    func incrementalUpdates() {
+        var rng = SeededGenerator(seed: 11)
+        let d = FeatureLayout.dimension
+        let config = EngineConfig()
+        var bins = randomBins(20, rng: &rng)
+        var m = matrix(bins, config: config)
+        var x = FeatureVector()
+        for i in 0..<d where rng.unit() < 0.7 { x.set(i, Float(rng.unit())) }
+        for step in 0..<40 {
+            switch step % 4 {
+            case 0:  // one bin's vectors change (as a liked context pulls it)
+                let r = Int(rng.next() % UInt64(bins.count))
+                bins[r].centroid[Int(rng.next() % UInt64(d))] = Float(rng.unit())
+                bins[r].spread[Int(rng.next() % UInt64(d))] = Float(0.05 + rng.unit() * 0.4)
+            case 1:  // a new bin
+                bins += randomBins(1, rng: &rng)
+            case 2:  // a bin replaced by another value
+                bins[Int(rng.next() % UInt64(bins.count))] = randomBins(1, rng: &rng)[0]
+            default:  // a bin removed
+                if bins.count > 2 { bins.remove(at: Int(rng.next() % UInt64(bins.count))) }
+            }
+            let weights = (0..<d).map { _ in Float(0.2 + rng.unit() * 2) }
+            m.sync(bins: bins, config: config)
+            #expect(m.binCount == bins.count)
+            #expect(m.scores(x, weights: weights) == matrix(bins, config: config).scores(x, weights: weights))
+            for (b, s) in zip(bins, m.scores(x, weights: weights)) {
+                #expect(abs(Double(s) - reference(x, b, weights: weights, config: config)) < 1e-4)
+            }
+        }
+    }
+
+    @Test("Copies of a bin share its stamp; changing any vector gives a new one")
+    func stamps() {
+        var rng = SeededGenerator(seed: 12)
+        var b = randomBins(1, rng: &rng)[0]
+        let copy = b
+        #expect(copy.stamp == b.stamp)
+        b.label = "relabelled"
+        #expect(copy.stamp == b.stamp)
+        b.observed[0] = 0.5
+        #expect(copy.stamp != b.stamp)
+        let before = b.stamp
+        b.setVectors(centroid: b.centroid, spread: b.spread, observed: b.observed)
+        #expect(b.stamp != before)
+        #expect(b == b && copy != b)
     }
 
     @Test("Slots missing from the snapshot do not change the score")
@@ -58,12 +123,13 @@ struct ScoringTests {
         let d = FeatureLayout.dimension
         var rng = SeededGenerator(seed: 5)
         let c = (0..<d).map { _ in Float(rng.unit()) }
-        let m = ScoringMatrix(bins: [bin(1, c)], weights: [Float](repeating: 1, count: d), config: EngineConfig())
+        let m = matrix([bin(1, c)])
+        let w = [Float](repeating: 1, count: d)
         var x = FeatureVector()
         for i in 0..<40 { x.set(i, Float(rng.unit())) }
         var y = x
         for i in 40..<d { y.values[i] = 0.9 }  // values under a zero mask
-        #expect(m.scores(x) == m.scores(y))
+        #expect(m.scores(x, weights: w) == m.scores(y, weights: w))
     }
 
     @Test("A snapshot equal to a centroid scores 1; its mirror image scores −1")
@@ -71,10 +137,11 @@ struct ScoringTests {
         let d = FeatureLayout.dimension
         var rng = SeededGenerator(seed: 9)
         let c = (0..<d).map { _ in Float(rng.unit()) }
-        let m = ScoringMatrix(bins: [bin(1, c)], weights: [Float](repeating: 1, count: d), config: EngineConfig())
+        let m = matrix([bin(1, c)])
+        let w = [Float](repeating: 1, count: d)
         let same = FeatureVector(values: c, mask: [Float](repeating: 1, count: d))
         let mirror = FeatureVector(values: c.map { 1 - $0 }, mask: [Float](repeating: 1, count: d))
-        #expect(abs(m.scores(same)[0] - 1) < 1e-4)
-        #expect(abs(m.scores(mirror)[0] + 1) < 1e-4)
+        #expect(abs(m.scores(same, weights: w)[0] - 1) < 1e-4)
+        #expect(abs(m.scores(mirror, weights: w)[0] + 1) < 1e-4)
     }
 }

@@ -50,6 +50,29 @@ public struct BatchSummary: Sendable, Equatable {
     public var binsCreated = 0
     /// The line the run stopped at (`--fail-fast`), if it stopped early.
     public var stoppedAtLine: Int?
+    /// Where the wall time went, by phase.
+    public var timings = BatchTimings()
+}
+
+/// Wall seconds spent in each phase of a batch run (`soundtrack batch --timings`).
+public struct BatchTimings: Sendable, Equatable {
+    /// Reading input and cutting it into blocks of lines.
+    public var read = 0.0
+    /// Decoding and validating snapshots (in parallel).
+    public var decode = 0.0
+    /// Loading users' states from the database.
+    public var load = 0.0
+    /// Picking (in parallel, each worker its users).
+    public var pick = 0.0
+    /// Assembling the output in input order and writing it, and the error report.
+    public var output = 0.0
+    /// Writing the learned states back to the database.
+    public var commit = 0.0
+
+    /// The phases as (name, seconds), in pipeline order.
+    public var phases: [(String, Double)] {
+        [("read", read), ("decode", decode), ("load", load), ("pick", pick), ("output", output), ("commit", commit)]
+    }
 }
 
 /// Snapshot → pick over JSON Lines, on all cores.
@@ -82,10 +105,22 @@ public final class BatchRunner: Sendable {
         self.options = options
     }
 
+    /// A user's state, boxed so that the pick mutates it in place behind one dictionary lookup.
+    final class StateBox {
+        var state: UserState
+        /// The order in which the run first met the user: the grouping key within a block.
+        let ordinal: Int
+        var touched = false
+        init(_ state: UserState, ordinal: Int) {
+            self.state = state
+            self.ordinal = ordinal
+        }
+    }
+
     final class Worker: @unchecked Sendable {
-        var states: [String: UserState] = [:]
-        var touched = Set<String>()
-        var out: [UInt8] = []
+        var states: [String: StateBox] = [:]
+        var touched: [StateBox] = []
+        let out = ByteBuffer(capacity: 1 << 20)
         var picks: [(record: PickRecord, seq: Int64)] = []
         var created = 0
     }
@@ -114,7 +149,7 @@ public final class BatchRunner: Sendable {
     /// - Throws: errors of `read`, `write`, `reject` or the database (a runtime failure).
     public func run(
         read: @escaping () throws -> [UInt8]?,
-        write: ([UInt8]) throws -> Void,
+        write: (UnsafeRawBufferPointer) throws -> Void,
         reject: (LineError) throws -> Void,
         progress: (BatchProgress) -> Void = { _ in }
     ) throws -> BatchSummary {
@@ -123,11 +158,13 @@ public final class BatchRunner: Sendable {
         var unknown = Set<String>()
         var summary = BatchSummary()
         var blocks = LineBlocks(blockBytes: options.blockBytes, read: read)
-        var output: [UInt8] = []
+        let output = ByteBuffer(capacity: 1 << 20)
         let emptyX = FeatureVector(
             values: [Float](repeating: 0, count: FeatureLayout.dimension), mask: [Float](repeating: 0, count: FeatureLayout.dimension))
 
+        var clock = PhaseClock()
         while let block = try blocks.next() {
+            summary.timings.read += clock.lap()
             let n = block.lines.count
             summary.records += n
             let slots = UnsafeMutableBufferPointer<Slot>.allocate(capacity: n)
@@ -161,6 +198,8 @@ public final class BatchRunner: Sendable {
                 }
             }
 
+            summary.timings.decode += clock.lap()
+
             // 2. Assign users to workers; load the users seen for the first time.
             var missing: [String] = []
             var seen = Set<String>()
@@ -182,7 +221,7 @@ public final class BatchRunner: Sendable {
                         continue
                     }
                     if !options.learn { _ = engine.rank(emptyX, state: &state) }  // keep the scoring matrix across copies
-                    workers[Int(StableHash.fnv1a(user) % UInt64(nw))].states[user] = state
+                    workers[Int(StableHash.fnv1a(user) % UInt64(nw))].states[user] = StateBox(state, ordinal: summary.users)
                     summary.users += 1
                 }
             }
@@ -196,48 +235,66 @@ public final class BatchRunner: Sendable {
                 if case .bad = slots[i], options.failFast, cutoff == n { cutoff = i }
             }
 
+            summary.timings.load += clock.lap()
+
             // 3. Pick, each worker its own users in input order.
             let learn = options.learn, top = options.top, record = options.recordPicks
             let end = cutoff, sharedOwner = Shared(p: owner)
             DispatchQueue.concurrentPerform(iterations: nw) { w in
                 let worker = workers[w]
+                // This worker's lines grouped by user, in input order within each user: a user's
+                // state is brought into the cache once per block instead of once per snapshot, and
+                // each user still sees its snapshots in input order.
+                var mine: [(box: StateBox, line: Int)] = []
                 for i in 0..<end where sharedOwner.p[i] == w {
+                    guard case let .snapshot(s) = sharedSlots.p[i] else { continue }
+                    mine.append((worker.states[s.user]!, i))
+                }
+                mine.sort { $0.box.ordinal != $1.box.ordinal ? $0.box.ordinal < $1.box.ordinal : $0.line < $1.line }
+                for (box, i) in mine {
                     guard case let .snapshot(s) = sharedSlots.p[i] else { continue }
                     let start = worker.out.count
                     if learn {
-                        let seq = worker.states[s.user]!.pickCounter
-                        let (pick, rec) = engine.pick(s, state: &worker.states[s.user]!, top: top)
-                        worker.touched.insert(s.user)
+                        let seq = box.state.pickCounter
+                        let (pick, rec) = engine.pick(s, state: &box.state, top: top)
+                        if !box.touched {
+                            box.touched = true
+                            worker.touched.append(box)
+                        }
                         if pick.bin.created { worker.created += 1 }
                         if record { worker.picks.append((rec, seq)) }
-                        PickWriter.write(pick, includeRanked: top > 1, into: &worker.out)
+                        PickWriter.write(pick, includeRanked: top > 1, into: worker.out)
                     } else {
-                        var copy = worker.states[s.user]!
+                        var copy = box.state
                         let pick = engine.pick(s, state: &copy, top: top).pick
-                        PickWriter.write(pick, includeRanked: top > 1, into: &worker.out)
+                        PickWriter.write(pick, includeRanked: top > 1, into: worker.out)
                     }
                     sharedSpans.p[i] = (start, worker.out.count)
                 }
             }
 
+            summary.timings.pick += clock.lap()
+
             // 4. Output in input order, then the block's errors.
-            output.removeAll(keepingCapacity: true)
+            output.removeAll()
             for i in 0..<cutoff {
                 guard owner[i] >= 0, case .snapshot = slots[i] else { continue }
                 let (a, b) = spans[i]
-                workers[owner[i]].out.withUnsafeBufferPointer { output.append(contentsOf: UnsafeBufferPointer(rebasing: $0[a..<b])) }
+                output.append(workers[owner[i]].out.bytes(a..<b))
                 output.append(0x0A)
                 summary.picks += 1
             }
-            for w in workers { w.out.removeAll(keepingCapacity: true) }
-            if !output.isEmpty { try write(output) }
+            for w in workers { w.out.removeAll() }
+            if output.count > 0 { try output.withUnsafeBytes { try write($0) } }
             for i in 0..<min(n, cutoff + 1) {
                 if case let .bad(e) = slots[i] {
                     summary.rejected += 1
                     try reject(e)
                 }
             }
+            summary.timings.output += clock.lap()
             if record && learn { try commit(workers, all: false) }
+            summary.timings.commit += clock.lap()
             progress(BatchProgress(records: summary.records, bytes: block.consumed))
             if cutoff < n {
                 summary.stoppedAtLine = lines[cutoff].line
@@ -245,11 +302,25 @@ public final class BatchRunner: Sendable {
             }
         }
         summary.binsCreated = workers.reduce(0) { $0 + $1.created }
+        _ = clock.lap()
         if learn { try commit(workers, all: true) }
+        summary.timings.commit += clock.lap()
         return summary
     }
 
     private var learn: Bool { options.learn }
+
+    /// Measures the wall time between laps (durations for the report, not engine time).
+    struct PhaseClock {
+        private var last = DispatchTime.now().uptimeNanoseconds
+
+        /// Seconds since the previous lap.
+        mutating func lap() -> Double {
+            let now = DispatchTime.now().uptimeNanoseconds
+            defer { last = now }
+            return Double(now - last) / 1e9
+        }
+    }
 
     /// Writes the touched users' states (and pending pick records) in transactions of
     /// ``BatchOptions/usersPerTransaction`` users.
@@ -258,9 +329,10 @@ public final class BatchRunner: Sendable {
         for w in workers {
             bulk.picks += w.picks
             w.picks.removeAll(keepingCapacity: true)
-            for user in w.touched.sorted() {
-                bulk.states.append(w.states[user]!)
-                w.states[user]!.changes = UserState.Changes()
+            for box in w.touched.sorted(by: { $0.state.user < $1.state.user }) {
+                box.touched = false
+                bulk.states.append(box.state)
+                box.state.changes = UserState.Changes()
                 if bulk.states.count >= options.usersPerTransaction && bulk.picks.isEmpty {
                     try store.commitBulk(bulk)
                     bulk = BulkWrite()

@@ -9,80 +9,80 @@ public enum PickWriter {
     ///   - pick: the pick.
     ///   - includeRanked: whether to write the `ranked` list (`--top K` with K > 1).
     ///   - out: the buffer to append to.
-    public static func write(_ pick: Pick, includeRanked: Bool = false, into out: inout [UInt8]) {
-        key("{\"pick_id\":", &out)
-        JSONValue.writeString(pick.pickId, into: &out)
-        key(",\"user\":", &out)
-        JSONValue.writeString(pick.user, into: &out)
-        key(",\"at\":", &out)
-        JSONValue.writeString(pick.at.rfc3339, into: &out)
-        key(",\"bin\":", &out)
-        bin(pick.bin, created: true, &out)
-        key(",\"track\":", &out)
-        track(pick.track, &out)
+    public static func write(_ pick: Pick, includeRanked: Bool = false, into out: ByteBuffer) {
+        out.append("{\"pick_id\":")
+        out.appendJSONString(pick.pickId)
+        out.append(",\"user\":")
+        out.appendJSONString(pick.user)
+        out.append(",\"at\":")
+        out.appendRFC3339String(pick.at)
+        out.append(",\"bin\":")
+        bin(pick.bin, created: true, out)
+        out.append(",\"track\":")
+        track(pick.track, out)
         if includeRanked {
-            key(",\"ranked\":[", &out)
+            out.append(",\"ranked\":[")
             for (i, t) in pick.ranked.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                track(t, &out)
+                track(t, out)
             }
             out.append(UInt8(ascii: "]"))
         }
-        key(",\"alternatives\":[", &out)
+        out.append(",\"alternatives\":[")
         for (i, a) in pick.alternatives.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            key("{\"bin\":", &out)
-            bin(a.bin, created: false, &out)
-            key(",\"tracks\":[", &out)
+            out.append("{\"bin\":")
+            bin(a.bin, created: false, out)
+            out.append(",\"tracks\":[")
             for (j, t) in a.tracks.enumerated() {
                 if j > 0 { out.append(UInt8(ascii: ",")) }
-                JSONValue.writeString(t, into: &out)
+                out.appendJSONString(t)
             }
-            key("]}", &out)
+            out.append("]}")
         }
-        key("],\"why\":[", &out)
+        out.append("],\"why\":[")
         for (i, w) in pick.why.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            key("{\"feature\":", &out)
-            JSONValue.writeString(w.feature, into: &out)
-            key(",\"weight\":", &out)
-            JSONValue.writeNumber(round(w.weight), into: &out)
-            key(",\"similarity\":", &out)
-            JSONValue.writeNumber(round(w.similarity), into: &out)
+            out.append("{\"feature\":")
+            out.appendJSONString(w.feature)
+            out.append(",\"weight\":")
+            out.appendMilli(w.weight)
+            out.append(",\"similarity\":")
+            out.appendMilli(w.similarity)
             out.append(UInt8(ascii: "}"))
         }
-        key("],\"source\":", &out)
-        JSONValue.writeString(pick.source, into: &out)
+        out.append("],\"source\":")
+        out.appendJSONString(pick.source)
         out.append(UInt8(ascii: "}"))
     }
 
-    @inline(__always)
-    static func key(_ s: StaticString, _ out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    /// Appends the pick's JSON (no newline) to a byte array.
+    public static func write(_ pick: Pick, includeRanked: Bool = false, into out: inout [UInt8]) {
+        let buffer = ByteBuffer(capacity: 2048)
+        write(pick, includeRanked: includeRanked, into: buffer)
+        buffer.withUnsafeBytes { out.append(contentsOf: $0) }
     }
 
-    static func bin(_ b: Pick.BinSummary, created: Bool, _ out: inout [UInt8]) {
-        key("{\"id\":", &out)
-        JSONValue.writeString(b.id, into: &out)
-        key(",\"label\":", &out)
-        JSONValue.writeString(b.label, into: &out)
-        key(",\"score\":", &out)
-        JSONValue.writeNumber(round(b.score), into: &out)
+    static func bin(_ b: Pick.BinSummary, created: Bool, _ out: ByteBuffer) {
+        out.append("{\"id\":")
+        out.appendJSONString(b.id)
+        out.append(",\"label\":")
+        out.appendJSONString(b.label)
+        out.append(",\"score\":")
+        out.appendMilli(b.score)
         if created {
-            key(b.created ? ",\"created\":true" : ",\"created\":false", &out)
+            out.append(b.created ? ",\"created\":true" : ",\"created\":false")
         }
         out.append(UInt8(ascii: "}"))
     }
 
-    static func track(_ t: Pick.TrackSummary, _ out: inout [UInt8]) {
-        key("{\"id\":", &out)
-        JSONValue.writeString(t.id, into: &out)
-        key(",\"title\":", &out)
-        JSONValue.writeString(t.title, into: &out)
-        key(",\"artist\":", &out)
-        JSONValue.writeString(t.artist, into: &out)
+    static func track(_ t: Pick.TrackSummary, _ out: ByteBuffer) {
+        out.append("{\"id\":")
+        out.appendJSONString(t.id)
+        out.append(",\"title\":")
+        out.appendJSONString(t.title)
+        out.append(",\"artist\":")
+        out.appendJSONString(t.artist)
         out.append(UInt8(ascii: "}"))
     }
-
-    static func round(_ x: Float) -> Double { (Double(x) * 1000).rounded() / 1000 }
 }

@@ -1,0 +1,15 @@
+#include "csupport.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+int soundtrack_keep_freed_memory(void) {
+#if defined(__GLIBC__)
+    int a = mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    int b = mallopt(M_TRIM_THRESHOLD, 0x7fffffff);
+    return a && b;
+#else
+    return 0;
+#endif
+}

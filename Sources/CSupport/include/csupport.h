@@ -1,0 +1,18 @@
+#ifndef SOUNDTRACK_CSUPPORT_H
+#define SOUNDTRACK_CSUPPORT_H
+
+/// Small pieces of the C library that Swift's Glibc module does not import.
+
+/// Keeps freed memory in the process: sets glibc's mmap and trim thresholds so that large
+/// buffers freed and reallocated block after block are reused instead of being unmapped and
+/// faulted in again as fresh zeroed pages. Returns 1 on success, 0 where unsupported.
+int soundtrack_keep_freed_memory(void);
+
+/// Hints the CPU to fetch the cache line at `p` for reading.
+static inline void soundtrack_prefetch(const void *p) {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 0, 3);
+#endif
+}
+
+#endif
