@@ -46,6 +46,7 @@ let package = Package(
             dependencies: [
                 "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

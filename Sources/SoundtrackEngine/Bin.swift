@@ -32,7 +32,11 @@ public struct Bin: Sendable, Equatable {
     /// How many contexts have pulled the centroid (creation counts as one).
     public var observations: Int
     /// The songs of the bin with their like and dislike counts; a track appears at most once.
-    public var songs: [BinSong]
+    public var songs: [BinSong] { didSet { rateOrder = nil } }
+    /// The indices of ``songs`` by like rate `(likes+1)/(likes+dislikes+2)`, best first and earlier
+    /// songs first on ties: what a pick's alternatives list. Derived, computed on first use after
+    /// the songs change (``Recommender/prepare(_:)``), not part of equality.
+    var rateOrder: [Int32]?
     /// The name of the cold-start prior the bin was seeded from, if any.
     public var prior: String?
     /// The time of the snapshot that created the bin.
@@ -62,6 +66,31 @@ public struct Bin: Sendable, Equatable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.stamp = Bin.nextStamp()
+        self.rateOrder = nil
+    }
+
+    /// Computes ``rateOrder`` if the songs changed since it was last computed.
+    mutating func orderSongsByRate() {
+        guard rateOrder == nil else { return }
+        // Rates compared as fractions: a/b > c/d ⇔ a·d > c·b; a stable insertion sort (bins hold few songs).
+        var order = [Int32](repeating: 0, count: songs.count)
+        songs.withUnsafeBufferPointer { s in
+            order.withUnsafeMutableBufferPointer { o in
+                for i in 0..<s.count {
+                    let num = s[i].likes + 1, den = s[i].likes + s[i].dislikes + 2
+                    var at = i
+                    while at > 0 {
+                        let j = Int(o[at - 1])
+                        let jn = s[j].likes + 1, jd = s[j].likes + s[j].dislikes + 2
+                        guard jn * den < num * jd else { break }
+                        o[at] = o[at - 1]
+                        at -= 1
+                    }
+                    o[at] = Int32(i)
+                }
+            }
+        }
+        rateOrder = order
     }
 
     /// Replaces the three vectors at once (one new ``stamp``).
@@ -109,6 +138,15 @@ public struct BinSong: Sendable, Equatable {
         self.likes = likes
         self.dislikes = dislikes
     }
+
+    /// Creates a membership whose track key is already known (it must be `TrackKey(trackId)`).
+    public init(trackId: String, key: TrackKey, likes: Int = 0, dislikes: Int = 0) {
+        assert(key == TrackKey(trackId))
+        self.trackId = trackId
+        self.key = key
+        self.likes = likes
+        self.dislikes = dislikes
+    }
 }
 
 /// A track id's stable 64-bit hash (FNV-1a): the engine compares tracks by key in its inner loops
@@ -119,4 +157,7 @@ public struct TrackKey: Sendable, Hashable {
 
     /// The key of a track id.
     public init(_ trackId: String) { value = StableHash.fnv1a(trackId) }
+
+    /// The key of a track id whose FNV-1a hash (``StableHash/fnv1a(_:seed:)``) is already known.
+    public init(hash: UInt64) { value = hash }
 }

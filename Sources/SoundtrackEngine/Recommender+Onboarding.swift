@@ -71,7 +71,7 @@ extension Recommender {
         // The index may hold only what similarity needs; titles come from the catalog.
         let meta = catalog.tracks(ids: [song])[song] ?? index.tracks[songRow]
         let summary = Pick.TrackSummary(id: song, title: meta.title, artist: meta.artist)
-        let alternatives = self.alternatives(ranking, besides: bin.number, state: state)  // avoids the recent tracks, the song among them
+        let alternatives = self.alternatives(ranking, besides: bin.number, state: &state)  // avoids the recent tracks, the song among them
         let pick = Pick(
             pickId: pickId, user: state.user, at: snapshot.at,
             bin: .init(id: bin.id, label: bin.label, score: score, created: created),

@@ -63,7 +63,7 @@ public struct Recommender: Sendable {
         let binIdx = choice.index
         let (trackIds, source) = chooseTracks(binIndex: binIdx, count: max(1, top), state: &state, rng: &rng)
 
-        let alternatives = self.alternatives(choice.ranking, besides: state.bins[binIdx].number, state: state)
+        let alternatives = self.alternatives(choice.ranking, besides: state.bins[binIdx].number, state: &state)
         let why = explain(binIndex: binIdx, x: x, state: &state)
 
         let counter = state.pickCounter
@@ -89,6 +89,14 @@ public struct Recommender: Sendable {
             pickId: pickId, user: state.user, at: at, binNumber: number, trackId: chosenTrack,
             features: x, ranking: choice.ranking)
         return (pick, record)
+    }
+
+    /// Computes what picks derive from the state and keep in it (each bin's scoring rows and its
+    /// songs in like-rate order), so that copies of the state picked from without learning
+    /// (`--read-only`) share them instead of each computing them again.
+    public func prepare(_ state: inout UserState) {
+        state.scoring.sync(bins: state.bins, config: config)
+        for i in state.bins.indices { state.bins[i].orderSongsByRate() }
     }
 
     /// The feature vector of a snapshot, learning places from its coordinates.
@@ -248,7 +256,7 @@ public struct Recommender: Sendable {
                         let likes = songs[i].likes, dislikes = songs[i].dislikes
                         let item = Candidate(
                             tier: (!explore && likes > dislikes) ? 1 : 0,
-                            sample: rng.beta(Double(1 + likes), Double(1 + dislikes)), index: i)
+                            sample: rng.beta(counts: 1 + likes, 1 + dislikes), index: i)
                         guard n < count || before(item, best[n - 1]) else { continue }
                         var at = n
                         while at > 0 && before(item, best[at - 1]) {
@@ -296,7 +304,7 @@ public struct Recommender: Sendable {
     }
 
     /// The pick's alternatives: the best-ranked bins other than `chosen`, each with its best tracks.
-    func alternatives(_ ranking: [RankedBin], besides chosen: Int, state: UserState) -> [Pick.Alternative] {
+    func alternatives(_ ranking: [RankedBin], besides chosen: Int, state: inout UserState) -> [Pick.Alternative] {
         var out: [Pick.Alternative] = []
         out.reserveCapacity(config.alternatives)
         for rb in ranking where rb.bin != chosen {
@@ -304,37 +312,27 @@ public struct Recommender: Sendable {
             guard let i = state.binIndex(number: rb.bin) else { continue }
             out.append(Pick.Alternative(
                 bin: .init(id: Bin.id(rb.bin), label: state.bins[i].label, score: rb.score, created: false),
-                tracks: topTracks(ofBin: i, count: config.tracksPerAlternative, state: state)))
+                tracks: topTracks(ofBin: i, count: config.tracksPerAlternative, state: &state)))
         }
         return out
     }
 
     /// A bin's best tracks by mean like rate `(likes+1)/(likes+dislikes+2)`, earlier songs first on ties,
     /// for a pick's alternatives.
-    func topTracks(ofBin binIndex: Int, count: Int, state: UserState) -> [String] {
+    func topTracks(ofBin binIndex: Int, count: Int, state: inout UserState) -> [String] {
         guard count > 0 else { return [] }
+        state.bins[binIndex].orderSongsByRate()
         let window = config.repeatWindow
-        // Rates (likes+1)/(likes+dislikes+2) compared as fractions: a/b > c/d ⇔ a·d > c·b.
-        return withUnsafeTemporaryAllocation(of: (num: Int, den: Int, index: Int).self, capacity: count + 1) { best in
-            var n = 0
-            return state.bins.withUnsafeBufferPointer { bins in bins[binIndex].songs.withUnsafeBufferPointer { songs in
-                for i in songs.indices {
-                    let num = songs[i].likes + 1, den = songs[i].likes + songs[i].dislikes + 2
-                    guard n < count || num * best[n - 1].den > best[n - 1].num * den else { continue }
-                    guard !state.isRecent(songs[i], window: window) else { continue }
-                    var at = n
-                    while at > 0 && best[at - 1].num * den < num * best[at - 1].den {
-                        best[at] = best[at - 1]
-                        at -= 1
-                    }
-                    best[at] = (num, den, i)
-                    if n < count { n += 1 }
+        return state.bins.withUnsafeBufferPointer { bins in
+            var out: [String] = []
+            out.reserveCapacity(count)
+            bins[binIndex].songs.withUnsafeBufferPointer { songs in
+                for i in bins[binIndex].rateOrder! where !state.isRecent(songs[Int(i)], window: window) {
+                    out.append(songs[Int(i)].trackId)
+                    if out.count == count { break }
                 }
-                return [String](unsafeUninitializedCapacity: n) { out, k in
-                    for j in 0..<n { (out.baseAddress! + j).initialize(to: songs[best[j].index].trackId) }
-                    k = n
-                }
-            } }
+            }
+            return out
         }
     }
 

@@ -74,6 +74,27 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         let y = gamma(shape: b)
         return x / (x + y)
     }
+
+    /// A Beta(a, b) sample for whole-number shapes a, b ≥ 1 (Thompson sampling on like and
+    /// dislike counts): each Gamma(k) is −log of a product of k uniforms (a sum of k exponentials)
+    /// while k ≤ 8, which costs one logarithm instead of normal and gamma draws; larger shapes go
+    /// through ``gamma(shape:)``. The same distribution as ``beta(_:_:)``.
+    public mutating func beta(counts a: Int, _ b: Int) -> Double {
+        precondition(a >= 1 && b >= 1, "shapes must be at least 1")
+        let x = gammaWhole(a)
+        let y = gammaWhole(b)
+        return x / (x + y)
+    }
+
+    private mutating func gammaWhole(_ k: Int) -> Double {
+        guard k <= 8 else { return gamma(shape: Double(k)) }
+        var product = 1.0
+        for _ in 0..<k {
+            // (0, 1]: the product never reaches 0, so its logarithm is finite.
+            product *= Double((next() >> 11) + 1) * 0x1.0p-53
+        }
+        return -_log(product)
+    }
 }
 
 #if canImport(Glibc)

@@ -7,8 +7,9 @@ import SoundtrackEngine
 extension Store {
     /// Loads many users' states with one statement per table (users, bins, bin songs, weights,
     /// places, sessions, feedback, settings) over the requested ids, reading columns by index
-    /// through cursors: the same states as ``loadState(_:user:defaults:)`` user by user, without
-    /// nine queries and a row copy per fetched row for each user. Unknown users are left out.
+    /// through SQLite's C API (``RawStatement``): the same states as ``loadState(_:user:defaults:)``
+    /// user by user, without nine queries per user and without GRDB's row decoding, which cost
+    /// more than SQLite itself over millions of member rows. Unknown users are left out.
     static func loadStates(
         _ db: Database, users: [String], defaults: [Float]
     ) throws -> [String: (cached: CachedUserState, lastEventAt: Double?)] {
@@ -35,96 +36,109 @@ extension Store {
         var parts: [String: Partial] = [:]
         parts.reserveCapacity(users.count)
 
-        let u = try Row.fetchCursor(db, sql: "SELECT id, pick_counter, next_bin_number FROM users WHERE id IN \(wanted)", arguments: [ids])
-        while let r = try u.next() {
-            parts[r[0]] = Partial(pickCounter: r[1], nextBinNumber: r[2], weights: defaults)
+        let u = try RawStatement(db, "SELECT id, pick_counter, next_bin_number FROM users WHERE id IN \(wanted)", text: ids)
+        while try u.step() {
+            parts[u.text(0)] = Partial(pickCounter: u.int64(1), nextBinNumber: u.int(2), weights: defaults)
         }
         guard !parts.isEmpty else { return [:] }
 
         // Bins in (user, number) order; the bin's row id → where it went.
         var binAt: [Int64: (Partial, Int)] = [:]
-        let b = try Row.fetchCursor(db, sql: """
+        let b = try RawStatement(db, """
             SELECT user_id, id, number, label, layout_version, centroid, spread, observed, observations, prior, created_at, updated_at
             FROM bins WHERE user_id IN \(wanted) ORDER BY user_id, number
-            """, arguments: [ids])
-        while let r = try b.next() {
-            guard let p = parts[r[0] as String] else { continue }
-            let version: Int = r[4]
+            """, text: ids)
+        var lastUser = "", lastPart: Partial?
+        while try b.step() {
+            let userBytes = b.bytes(0)
+            if lastPart == nil || !Self.equal(lastUser, userBytes) {
+                lastUser = b.text(0)
+                lastPart = parts[lastUser]
+            }
+            guard let p = lastPart else { continue }
+            let version = b.int(4)
             guard version == FeatureLayout.version else {
                 throw StoreError.layoutMismatch(table: "bins", found: version, expected: FeatureLayout.version)
             }
-            binAt[r[1]] = (p, p.bins.count)
+            binAt[b.int64(1)] = (p, p.bins.count)
             p.bins.append(Bin(
-                number: r[2], label: r[3],
-                centroid: try VectorCoding.decode(r, 5), spread: try VectorCoding.decode(r, 6), observed: try VectorCoding.decode(r, 7),
-                observations: r[8], songs: [], prior: r[9],
-                createdAt: Date(timeIntervalSince1970: r[10]), updatedAt: Date(timeIntervalSince1970: r[11])))
+                number: b.int(2), label: b.text(3),
+                centroid: b.floats(5), spread: b.floats(6), observed: b.floats(7),
+                observations: b.int(8), songs: [], prior: b.optionalText(9),
+                createdAt: Date(timeIntervalSince1970: b.double(10)), updatedAt: Date(timeIntervalSince1970: b.double(11))))
         }
         if !binAt.isEmpty {
             // Members in (bin, position) order: rows come in (bin, song) order, sorted by position per bin.
-            // Track ids repeat across users: one string per distinct id, shared.
-            var interned: [String: String] = [:]
+            // Track ids repeat across users: one string per distinct id, shared, found by its hash.
+            var interned: [UInt64: String] = [:]
             var current: Int64?
             var rows: [(position: Int, song: BinSong)] = []
             func flush() {
                 guard let bin = current, let (p, i) = binAt[bin] else { return }
-                p.bins[i].songs = rows.sorted { ($0.position, $0.song.trackId) < ($1.position, $1.song.trackId) }.map(\.song)
+                rows.sort { ($0.position, $0.song.trackId) < ($1.position, $1.song.trackId) }
+                p.bins[i].songs = rows.map(\.song)
             }
-            let s = try Row.fetchCursor(db, sql: """
+            let s = try RawStatement(db, """
                 SELECT bin_id, position, song_id, likes, dislikes FROM bin_songs
                 WHERE bin_id IN (SELECT id FROM bins WHERE user_id IN \(wanted)) ORDER BY bin_id
-                """, arguments: [ids])
-            while let r = try s.next() {
-                let bin: Int64 = r[0]
+                """, text: ids)
+            while try s.step() {
+                let bin = s.int64(0)
                 if bin != current {
                     flush()
                     current = bin
                     rows.removeAll(keepingCapacity: true)
                 }
-                let raw: String = r[2]
+                let raw = s.bytes(2)
+                let key = StableHash.fnv1a(bytes: raw)
                 let id: String
-                if let known = interned[raw] { id = known } else { interned[raw] = raw; id = raw }
-                rows.append((r[1], BinSong(trackId: id, likes: r[3], dislikes: r[4])))
+                if let known = interned[key], Self.equal(known, raw) {
+                    id = known
+                } else {
+                    id = s.text(2)
+                    if interned[key] == nil { interned[key] = id }
+                }
+                rows.append((s.int(1), BinSong(trackId: id, key: TrackKey(hash: key), likes: s.int(3), dislikes: s.int(4))))
             }
             flush()
         }
-        let w = try Row.fetchCursor(db, sql: "SELECT user_id, layout_version, vector FROM weights WHERE user_id IN \(wanted)", arguments: [ids])
-        while let r = try w.next() {
-            guard let p = parts[r[0] as String] else { continue }
-            let version: Int = r[1]
+        let w = try RawStatement(db, "SELECT user_id, layout_version, vector FROM weights WHERE user_id IN \(wanted)", text: ids)
+        while try w.step() {
+            guard let p = parts[w.text(0)] else { continue }
+            let version = w.int(1)
             guard version == FeatureLayout.version else {
                 throw StoreError.layoutMismatch(table: "weights", found: version, expected: FeatureLayout.version)
             }
-            p.weights = try VectorCoding.decode(r, 2)
+            p.weights = w.floats(2)
         }
-        let pl = try Row.fetchCursor(db, sql: "SELECT user_id, id, lat, lon, count FROM places WHERE user_id IN \(wanted) ORDER BY user_id, rowid", arguments: [ids])
-        while let r = try pl.next() {
-            parts[r[0] as String]?.places.append(LearnedPlace(id: r[1], lat: r[2], lon: r[3], count: r[4]))
+        let pl = try RawStatement(db, "SELECT user_id, id, lat, lon, count FROM places WHERE user_id IN \(wanted) ORDER BY user_id, rowid", text: ids)
+        while try pl.step() {
+            parts[pl.text(0)]?.places.append(LearnedPlace(id: pl.text(1), lat: pl.double(2), lon: pl.double(3), count: pl.int(4)))
         }
-        let se = try Row.fetchCursor(db, sql: """
+        let se = try RawStatement(db, """
             SELECT user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks
             FROM sessions WHERE user_id IN \(wanted)
-            """, arguments: [ids])
-        while let r = try se.next() {
-            guard let p = parts[r[0] as String] else { continue }
-            p.session.currentBin = r[1]
-            p.session.dislikeStreak = r[2]
-            p.session.avoided = Self.decodeInts(r[3])
-            p.session.switchedTo = r[4]
-            p.session.lastAt = (r[5] as Double?).map { Date(timeIntervalSince1970: $0) }
-            p.recent = Self.decodeStrings(r[6])
+            """, text: ids)
+        while try se.step() {
+            guard let p = parts[se.text(0)] else { continue }
+            p.session.currentBin = se.isNull(1) ? nil : se.int(1)
+            p.session.dislikeStreak = se.int(2)
+            p.session.avoided = Self.decodeInts(se.text(3))
+            p.session.switchedTo = se.isNull(4) ? nil : se.int(4)
+            p.session.lastAt = se.isNull(5) ? nil : Date(timeIntervalSince1970: se.double(5))
+            p.recent = Self.decodeStrings(se.text(6))
         }
-        let f = try Row.fetchCursor(db, sql: """
+        let f = try RawStatement(db, """
             SELECT user_id, max(applied_seq), max(at) FROM feedback WHERE user_id IN \(wanted) GROUP BY user_id
-            """, arguments: [ids])
-        while let r = try f.next() {
-            guard let p = parts[r[0] as String] else { continue }
-            p.seq = r[1] ?? 0
-            p.lastAt = r[2]
+            """, text: ids)
+        while try f.step() {
+            guard let p = parts[f.text(0)] else { continue }
+            p.seq = f.isNull(1) ? 0 : f.int64(1)
+            p.lastAt = f.isNull(2) ? nil : f.double(2)
         }
-        let k = try Row.fetchCursor(db, sql: "SELECT user_id, keep_raw_snapshots FROM user_settings WHERE user_id IN \(wanted)", arguments: [ids])
-        while let r = try k.next() {
-            parts[r[0] as String]?.keep = (r[1] as Bool?) ?? false
+        let k = try RawStatement(db, "SELECT user_id, keep_raw_snapshots FROM user_settings WHERE user_id IN \(wanted)", text: ids)
+        while try k.step() {
+            parts[k.text(0)]?.keep = !k.isNull(1) && k.int(1) != 0
         }
 
         var out: [String: (cached: CachedUserState, lastEventAt: Double?)] = [:]
@@ -136,5 +150,15 @@ extension Store {
             out[user] = (CachedUserState(state: state, feedbackSeq: p.seq, keepRawSnapshots: p.keep), p.lastAt)
         }
         return out
+    }
+
+    /// Whether a string's UTF-8 bytes are `bytes`.
+    static func equal(_ s: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        if let r = s.utf8.withContiguousStorageIfAvailable({ u in
+            u.count == bytes.count && (u.isEmpty || memcmp(u.baseAddress!, bytes.baseAddress!, u.count) == 0)
+        }) {
+            return r
+        }
+        return s.utf8.elementsEqual(bytes)
     }
 }

@@ -45,6 +45,7 @@ struct BatchCommand: ParsableCommand {
         options.recordPicks = recordPicks
         options.top = top
         let runner = try BatchRunner(service: service, options: options)
+        keepUntilExit(runner)  // its users' states: the process exits without freeing them one by one
         let out = try ByteWriter(output)
         let sink = try ErrorSink(path: errors)
         let bar = Progress(total: reader.size, unit: "snapshots")

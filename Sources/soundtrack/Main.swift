@@ -11,6 +11,15 @@ enum Exit {
     static let badInput: Int32 = 2
 }
 
+/// Objects that live until the process exits. A command that built large in-memory state (batch,
+/// replay) hands it here: `exit` then ends the process without freeing millions of allocations.
+nonisolated(unsafe) private var keptUntilExit: [AnyObject] = []
+
+/// Keeps `object` alive until the process exits (see `keptUntilExit`).
+func keepUntilExit(_ object: AnyObject) {
+    keptUntilExit.append(object)
+}
+
 /// Bad input found while running (after argument parsing): already reported, exit 2.
 struct BadInputExit: Error {}
 

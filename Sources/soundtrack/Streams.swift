@@ -30,20 +30,25 @@ final class ChunkReader: @unchecked Sendable {
 
     /// The next chunk of at most 4 MiB, or `nil` at the end.
     func next() throws -> [UInt8]? {
-        var buf = [UInt8](repeating: 0, count: 4 << 20)
-        var got = 0
-        while got < buf.count {
-            let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress! + got, $0.count - got) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CLIError("read failed: \(String(cString: strerror(errno)))")
+        let capacity = 4 << 20
+        var failure: Int32 = 0
+        // Read straight into uninitialized storage: no zeroing of a buffer that read() overwrites.
+        let buf = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            var got = 0
+            while got < capacity {
+                let n = read(fd, buffer.baseAddress! + got, capacity - got)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    break
+                }
+                if n == 0 { break }
+                got += n
             }
-            if n == 0 { break }
-            got += n
+            count = got
         }
-        if got == 0 { return nil }
-        buf.removeLast(buf.count - got)
-        return buf
+        if failure != 0 { throw CLIError("read failed: \(String(cString: strerror(failure)))") }
+        return buf.isEmpty ? nil : buf
     }
 }
 

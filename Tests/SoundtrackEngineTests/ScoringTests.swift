@@ -145,3 +145,32 @@ struct ScoringTests {
         #expect(abs(m.scores(mirror, weights: w)[0] + 1) < 1e-4)
     }
 }
+
+@Suite("Thompson sampling draws")
+struct ThompsonSamplingTests {
+    @Test("Beta by counts has the mean and variance of Beta(a, b), for small and large shapes")
+    func betaByCountsMoments() {
+        var rng = SeededGenerator(seed: 21)
+        for (a, b) in [(1, 1), (1, 3), (4, 1), (2, 7), (8, 8), (9, 2), (30, 12)] {
+            let n = 60_000
+            var sum = 0.0, sum2 = 0.0
+            for _ in 0..<n {
+                let x = rng.beta(counts: a, b)
+                #expect(x > 0 && x < 1)
+                sum += x
+                sum2 += x * x
+            }
+            let mean = sum / Double(n), variance = sum2 / Double(n) - mean * mean
+            let (fa, fb) = (Double(a), Double(b))
+            let m = fa / (fa + fb), v = fa * fb / ((fa + fb) * (fa + fb) * (fa + fb + 1))
+            #expect(abs(mean - m) < 4 * (v / Double(n)).squareRoot() + 1e-3, "Beta(\(a), \(b)) mean \(mean), expected \(m)")
+            #expect(abs(variance - v) < 0.1 * v, "Beta(\(a), \(b)) variance \(variance), expected \(v)")
+        }
+    }
+
+    @Test("The same seed draws the same samples")
+    func deterministic() {
+        var r1 = SeededGenerator(seed: 5), r2 = SeededGenerator(seed: 5)
+        for k in 1...20 { #expect(r1.beta(counts: k, 21 - k) == r2.beta(counts: k, 21 - k)) }
+    }
+}

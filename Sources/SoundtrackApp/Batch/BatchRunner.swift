@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
@@ -56,7 +57,8 @@ public struct BatchSummary: Sendable, Equatable {
 
 /// Wall seconds spent in each phase of a batch run (`soundtrack batch --timings`).
 public struct BatchTimings: Sendable, Equatable {
-    /// Reading input and cutting it into blocks of lines.
+    /// Reading input and cutting it into blocks of lines (on the reader thread, overlapping the
+    /// other phases).
     public var read = 0.0
     /// Decoding and validating snapshots (in parallel).
     public var decode = 0.0
@@ -64,14 +66,17 @@ public struct BatchTimings: Sendable, Equatable {
     public var load = 0.0
     /// Picking (in parallel, each worker its users).
     public var pick = 0.0
-    /// Assembling the output in input order and writing it, and the error report.
+    /// Assembling the output in input order and writing it, and the error report (on the writer
+    /// thread, overlapping the other phases).
     public var output = 0.0
+    /// The workers waiting for the reader or the writer.
+    public var stalled = 0.0
     /// Writing the learned states back to the database.
     public var commit = 0.0
 
     /// The phases as (name, seconds), in pipeline order.
     public var phases: [(String, Double)] {
-        [("read", read), ("decode", decode), ("load", load), ("pick", pick), ("output", output), ("commit", commit)]
+        [("read", read), ("decode", decode), ("load", load), ("pick", pick), ("output", output), ("stalled", stalled), ("commit", commit)]
     }
 }
 
@@ -120,7 +125,8 @@ public final class BatchRunner: Sendable {
     final class Worker: @unchecked Sendable {
         var states: [String: StateBox] = [:]
         var touched: [StateBox] = []
-        let out = ByteBuffer(capacity: 1 << 20)
+        /// Two output buffers, used by alternate blocks: the workers fill one while the writer drains the other.
+        let outs = [ByteBuffer(capacity: 1 << 20), ByteBuffer(capacity: 1 << 20)]
         var picks: [(record: PickRecord, seq: Int64)] = []
         var created = 0
     }
@@ -140,31 +146,173 @@ public final class BatchRunner: Sendable {
     }
 
     /// Runs the batch.
+    ///
+    /// Three threads overlap: a reader cuts the input into blocks ahead of the workers, the
+    /// workers decode and pick block after block, and a writer assembles each block's picks in
+    /// input order and writes them (and the block's rejected lines) while the next block is picked.
     /// - Parameters:
-    ///   - read: the next chunk of input (`nil` or empty at the end).
-    ///   - write: receives the output (JSON Lines of picks), block by block, in input order.
-    ///   - reject: receives each bad line, in line order.
-    ///   - progress: called after each block.
+    ///   - read: the next chunk of input (`nil` or empty at the end); called on the reader thread.
+    ///   - write: receives the output (JSON Lines of picks), block by block, in input order; called
+    ///     on the writer thread, never concurrently with `reject`.
+    ///   - reject: receives each bad line, in line order; called on the writer thread.
+    ///   - progress: called after each block is picked, on the calling thread.
     /// - Returns: the summary.
     /// - Throws: errors of `read`, `write`, `reject` or the database (a runtime failure).
     public func run(
         read: @escaping () throws -> [UInt8]?,
-        write: (UnsafeRawBufferPointer) throws -> Void,
-        reject: (LineError) throws -> Void,
+        write: @escaping (UnsafeRawBufferPointer) throws -> Void,
+        reject: @escaping (LineError) throws -> Void,
         progress: (BatchProgress) -> Void = { _ in }
+    ) throws -> BatchSummary {
+        try pipeline(read: read, write: write, reject: reject, progress: progress)
+    }
+
+    /// One block's output, handed from the workers to the writer thread.
+    private struct OutputJob: @unchecked Sendable {
+        var index: Int
+        var slots: UnsafeMutableBufferPointer<Slot>
+        var owner: UnsafeMutableBufferPointer<Int>
+        var spans: UnsafeMutableBufferPointer<(Int, Int)>
+        var cutoff: Int
+    }
+
+    /// What the writer thread did; read by the caller after joining it.
+    private final class WriterTally: @unchecked Sendable {
+        var picks = 0
+        var rejected = 0
+        var seconds = 0.0
+        var error: (any Error)?
+        private let condition = NSCondition()
+        private var completed = 0
+
+        func finished(_ job: Int) {
+            condition.lock()
+            completed = job + 1
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        /// Waits until the first `count` jobs are written.
+        func wait(completed count: Int) {
+            condition.lock()
+            while completed < count && error == nil { condition.wait() }
+            condition.unlock()
+        }
+
+        func fail(_ e: any Error) {
+            condition.lock()
+            if error == nil { error = e }
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        var failure: (any Error)? {
+            condition.lock()
+            defer { condition.unlock() }
+            return error
+        }
+    }
+
+    private struct Unchecked<T>: @unchecked Sendable { let value: T }
+
+    private func pipeline(
+        read: @escaping () throws -> [UInt8]?,
+        write: @escaping (UnsafeRawBufferPointer) throws -> Void,
+        reject: @escaping (LineError) throws -> Void,
+        progress: (BatchProgress) -> Void
     ) throws -> BatchSummary {
         let nw = max(1, options.workers)
         let workers = (0..<nw).map { _ in Worker() }
+        keep(workers)
         var unknown = Set<String>()
         var summary = BatchSummary()
-        var blocks = LineBlocks(blockBytes: options.blockBytes, read: read)
-        let output = ByteBuffer(capacity: 1 << 20)
-        let emptyX = FeatureVector(
-            values: [Float](repeating: 0, count: FeatureLayout.dimension), mask: [Float](repeating: 0, count: FeatureLayout.dimension))
 
+        // The reader: blocks of whole lines, up to two ahead of the workers.
+        enum ReadItem { case block(LineBlocks.Block, Double), end, failed(any Error) }
+        let readPipe = Pipe<Unchecked<ReadItem>>(capacity: 2)
+        let stopReading = Atomic<Bool>(false)
+        let source = Unchecked(value: read)
+        let blockBytes = options.blockBytes
+        let reader = BackgroundThread(name: "batch-reader") {
+            var blocks = LineBlocks(blockBytes: blockBytes, read: source.value)
+            var clock = PhaseClock()
+            while !stopReading.load(ordering: .relaxed) {
+                do {
+                    _ = clock.lap()
+                    guard let block = try blocks.next() else { break }
+                    readPipe.put(Unchecked(value: .block(block, clock.lap())))
+                } catch {
+                    readPipe.put(Unchecked(value: .failed(error)))
+                    return
+                }
+            }
+            readPipe.put(Unchecked(value: .end))
+        }
+
+        // The writer: each block's picks in input order, then its rejected lines.
+        let writePipe = Pipe<Unchecked<OutputJob?>>(capacity: 1)
+        let tally = WriterTally()
+        let writeSink = Unchecked(value: write), rejectSink = Unchecked(value: reject)
+        let writer = BackgroundThread(name: "batch-writer") {
+            let output = ByteBuffer(capacity: 1 << 20)
+            while let job = writePipe.take().value {
+                var clock = PhaseClock()
+                let parity = job.index % 2
+                let n = job.slots.count
+                defer {
+                    for w in workers { w.outs[parity].removeAll() }
+                    job.slots.deinitialize().deallocate()
+                    job.owner.deallocate()
+                    job.spans.deallocate()
+                    tally.seconds += clock.lap()
+                    tally.finished(job.index)
+                }
+                guard tally.failure == nil else { continue }
+                do {
+                    output.removeAll()
+                    for i in 0..<job.cutoff {
+                        guard job.owner[i] >= 0, case .snapshot = job.slots[i] else { continue }
+                        let (a, b) = job.spans[i]
+                        output.append(workers[job.owner[i]].outs[parity].bytes(a..<b))
+                        tally.picks += 1
+                    }
+                    if output.count > 0 { try output.withUnsafeBytes { try writeSink.value($0) } }
+                    for i in 0..<min(n, job.cutoff + 1) {
+                        if case let .bad(e) = job.slots[i] {
+                            tally.rejected += 1
+                            try rejectSink.value(e)
+                        }
+                    }
+                } catch {
+                    tally.fail(error)
+                }
+            }
+        }
+
+        var failure: (any Error)?
         var clock = PhaseClock()
-        while let block = try blocks.next() {
-            summary.timings.read += clock.lap()
+        var index = 0
+        var endedCleanly = false
+        loop: while true {
+            let item = readPipe.take().value
+            summary.timings.stalled += clock.lap()
+            let block: LineBlocks.Block
+            switch item {
+            case .end:
+                endedCleanly = true
+                break loop
+            case let .failed(e):
+                endedCleanly = true
+                failure = e
+                break loop
+            case let .block(b, seconds):
+                block = b
+                summary.timings.read += seconds
+            }
+            if let e = tally.failure {
+                failure = e
+                break loop
+            }
             let n = block.lines.count
             summary.records += n
             let slots = UnsafeMutableBufferPointer<Slot>.allocate(capacity: n)
@@ -173,11 +321,6 @@ public final class BatchRunner: Sendable {
             owner.initialize(repeating: -1)
             let spans = UnsafeMutableBufferPointer<(Int, Int)>.allocate(capacity: n)
             spans.initialize(repeating: (0, 0))
-            defer {
-                slots.deinitialize().deallocate()
-                owner.deallocate()
-                spans.deallocate()
-            }
             let sharedSlots = Shared(p: slots), sharedSpans = Shared(p: spans)
             let lines = block.lines
             let strict = options.strict
@@ -197,7 +340,6 @@ public final class BatchRunner: Sendable {
                     }
                 }
             }
-
             summary.timings.decode += clock.lap()
 
             // 2. Assign users to workers; load the users seen for the first time.
@@ -212,18 +354,42 @@ public final class BatchRunner: Sendable {
                 }
             }
             if !missing.isEmpty {
-                let loaded = try loadStatesInParallel(
-                    store: store, users: missing, workers: nw, defaults: engine.config.defaultWeights,
-                    worker: { Int(StableHash.fnv1a($0) % UInt64(nw)) })
-                for user in missing {
-                    guard var state = loaded[user]?.cached.state else {
-                        unknown.insert(user)
-                        continue
-                    }
-                    if !options.learn { _ = engine.rank(emptyX, state: &state) }  // keep the scoring matrix across copies
-                    workers[Int(StableHash.fnv1a(user) % UInt64(nw))].states[user] = StateBox(state, ordinal: summary.users)
-                    summary.users += 1
+                // Each worker loads its own users (one read transaction each) straight into its
+                // states, in parallel; ordinals follow the order of first appearance.
+                var parts = [[(user: String, ordinal: Int)]](repeating: [], count: nw)
+                for (k, user) in missing.enumerated() {
+                    parts[Int(StableHash.fnv1a(user) % UInt64(nw))].append((user, summary.users + k))
                 }
+                let split = parts, learn = options.learn, defaults = engine.config.defaultWeights, engine = engine, store = store
+                let results = Shared(p: UnsafeMutableBufferPointer<Result<[String], any Error>>.allocate(capacity: nw))
+                results.p.initialize(repeating: .success([]))
+                defer { results.p.deinitialize().deallocate() }
+                DispatchQueue.concurrentPerform(iterations: nw) { w in
+                    results.p[w] = Result {
+                        let loaded = try store.loadCachedStates(users: split[w].map(\.user), defaults: defaults)
+                        var missingHere: [String] = []
+                        for (user, ordinal) in split[w] {
+                            guard var state = loaded[user]?.cached.state else {
+                                missingHere.append(user)
+                                continue
+                            }
+                            if !learn { engine.prepare(&state) }  // derived data computed once, shared by the per-pick copies
+                            workers[w].states[user] = StateBox(state, ordinal: ordinal)
+                        }
+                        return missingHere
+                    }
+                }
+                do {
+                    for w in 0..<nw { unknown.formUnion(try results.p[w].get()) }
+                } catch {
+                    slots.deinitialize().deallocate()
+                    owner.deallocate()
+                    spans.deallocate()
+                    failure = error
+                    break loop
+                }
+                summary.users += missing.count
+                summary.users -= missing.filter { unknown.contains($0) }.count
             }
             var cutoff = n
             for i in 0..<n {
@@ -234,14 +400,17 @@ public final class BatchRunner: Sendable {
                 }
                 if case .bad = slots[i], options.failFast, cutoff == n { cutoff = i }
             }
-
             summary.timings.load += clock.lap()
 
-            // 3. Pick, each worker its own users in input order.
+            // 3. Pick, each worker its own users, into the output buffers of this block's parity,
+            // which the writer has finished with (it wrote the block before the previous one).
+            tally.wait(completed: index - 1)
+            summary.timings.stalled += clock.lap()
             let learn = options.learn, top = options.top, record = options.recordPicks
-            let end = cutoff, sharedOwner = Shared(p: owner)
+            let end = cutoff, sharedOwner = Shared(p: owner), parity = index % 2
             DispatchQueue.concurrentPerform(iterations: nw) { w in
                 let worker = workers[w]
+                let out = worker.outs[parity]
                 // This worker's lines grouped by user, in input order within each user: a user's
                 // state is brought into the cache once per block instead of once per snapshot, and
                 // each user still sees its snapshots in input order.
@@ -253,7 +422,7 @@ public final class BatchRunner: Sendable {
                 mine.sort { $0.box.ordinal != $1.box.ordinal ? $0.box.ordinal < $1.box.ordinal : $0.line < $1.line }
                 for (box, i) in mine {
                     guard case let .snapshot(s) = sharedSlots.p[i] else { continue }
-                    let start = worker.out.count
+                    let start = out.count
                     if learn {
                         let seq = box.state.pickCounter
                         let (pick, rec) = engine.pick(s, state: &box.state, top: top)
@@ -263,37 +432,28 @@ public final class BatchRunner: Sendable {
                         }
                         if pick.bin.created { worker.created += 1 }
                         if record { worker.picks.append((rec, seq)) }
-                        PickWriter.write(pick, includeRanked: top > 1, into: worker.out)
+                        PickWriter.write(pick, includeRanked: top > 1, into: out)
                     } else {
                         var copy = box.state
                         let pick = engine.pick(s, state: &copy, top: top).pick
-                        PickWriter.write(pick, includeRanked: top > 1, into: worker.out)
+                        PickWriter.write(pick, includeRanked: top > 1, into: out)
                     }
-                    sharedSpans.p[i] = (start, worker.out.count)
+                    out.append(0x0A)
+                    sharedSpans.p[i] = (start, out.count)
                 }
             }
-
             summary.timings.pick += clock.lap()
 
-            // 4. Output in input order, then the block's errors.
-            output.removeAll()
-            for i in 0..<cutoff {
-                guard owner[i] >= 0, case .snapshot = slots[i] else { continue }
-                let (a, b) = spans[i]
-                output.append(workers[owner[i]].out.bytes(a..<b))
-                output.append(0x0A)
-                summary.picks += 1
-            }
-            for w in workers { w.out.removeAll() }
-            if output.count > 0 { try output.withUnsafeBytes { try write($0) } }
-            for i in 0..<min(n, cutoff + 1) {
-                if case let .bad(e) = slots[i] {
-                    summary.rejected += 1
-                    try reject(e)
+            // 4. The block's output goes to the writer; the next block is read meanwhile.
+            writePipe.put(Unchecked(value: OutputJob(index: index, slots: slots, owner: owner, spans: spans, cutoff: cutoff)))
+            index += 1
+            summary.timings.stalled += clock.lap()
+            if record && learn {
+                do { try commit(workers, all: false) } catch {
+                    failure = error
+                    break loop
                 }
             }
-            summary.timings.output += clock.lap()
-            if record && learn { try commit(workers, all: false) }
             summary.timings.commit += clock.lap()
             progress(BatchProgress(records: summary.records, bytes: block.consumed))
             if cutoff < n {
@@ -301,14 +461,38 @@ public final class BatchRunner: Sendable {
                 break
             }
         }
+        // Stop the reader (it may be blocks ahead) and let the writer finish what it has.
+        stopReading.store(true, ordering: .relaxed)
+        if !endedCleanly {
+            // Unblock a reader waiting to hand over a block; it then sees the stop and ends.
+            while true {
+                if case .block = readPipe.take().value { continue }
+                break
+            }
+        }
+        reader.join()
+        writePipe.put(Unchecked(value: nil))
+        writer.join()
+        if let e = failure ?? tally.failure { throw e }
+        summary.picks = tally.picks
+        summary.rejected = tally.rejected
+        summary.timings.output = tally.seconds
         summary.binsCreated = workers.reduce(0) { $0 + $1.created }
         _ = clock.lap()
-        if learn { try commit(workers, all: true) }
+        if options.learn { try commit(workers, all: true) }
         summary.timings.commit += clock.lap()
         return summary
     }
 
     private var learn: Bool { options.learn }
+
+    /// The workers (and the users' states) of the last run, kept until the runner goes away: a
+    /// one-shot process that exits right after a run then skips freeing millions of allocations.
+    private let lastRun = Mutex<[Worker]>([])
+
+    private func keep(_ workers: [Worker]) {
+        lastRun.withLock { $0 = workers }
+    }
 
     /// Measures the wall time between laps (durations for the report, not engine time).
     struct PhaseClock {

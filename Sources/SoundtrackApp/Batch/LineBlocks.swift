@@ -1,3 +1,5 @@
+import Foundation
+
 /// Splits a stream of byte chunks into blocks of whole JSON Lines records, numbering the lines.
 ///
 /// Blank lines count in the numbering but are not records. A block holds whole lines only; the
@@ -34,16 +36,24 @@ public struct LineBlocks {
                 atEnd = true
                 break
             }
-            pending.append(contentsOf: chunk)
+            if pending.isEmpty { pending = chunk } else { pending.append(contentsOf: chunk) }
         }
         if pending.isEmpty { return nil }
         var cut = pending.count
-        if pending.count > blockBytes, let nl = pending[0..<blockBytes].lastIndex(of: UInt8(ascii: "\n")) {
+        let lastNewline: (Int) -> Int? = { [pending] limit in
+            pending.withUnsafeBytes { b -> Int? in
+                // Backwards from the limit: a line's length at most, not the whole block.
+                var i = limit - 1
+                while i >= 0 && b[i] != 0x0A { i -= 1 }
+                return i >= 0 ? i : nil
+            }
+        }
+        if pending.count > blockBytes, let nl = lastNewline(blockBytes) {
             // A full block: whole lines up to about blockBytes; the rest waits for the next block.
             cut = nl + 1
         } else if !atEnd {
             // Whole lines only: keep what follows the last newline for the next block.
-            guard let nl = pending.lastIndex(of: UInt8(ascii: "\n")) else {
+            guard let nl = lastNewline(pending.count) else {
                 // A line longer than a block: read more before cutting.
                 if let chunk = try read(), !chunk.isEmpty {
                     pending.append(contentsOf: chunk)
@@ -59,18 +69,26 @@ public struct LineBlocks {
             bytes = pending
             pending = []
         } else {
-            bytes = Array(pending[0..<cut])
-            pending.removeFirst(cut)
+            bytes = [UInt8](unsafeUninitializedCapacity: cut) { buffer, count in
+                pending.withUnsafeBufferPointer { buffer.baseAddress!.update(from: $0.baseAddress!, count: cut) }
+                count = cut
+            }
+            let rest = pending.count - cut
+            pending = [UInt8](unsafeUninitializedCapacity: max(rest, blockBytes)) { buffer, count in
+                pending.withUnsafeBufferPointer { buffer.baseAddress!.update(from: $0.baseAddress! + cut, count: rest) }
+                count = rest
+            }
         }
         consumed += bytes.count
         var lines: [(start: Int, end: Int, line: Int)] = []
         lines.reserveCapacity(bytes.count / 256)
-        bytes.withUnsafeBufferPointer { b in
+        bytes.withUnsafeBytes { b in
             var start = 0
             let n = b.count
+            let base = b.baseAddress!
             while start < n {
-                var end = start
-                while end < n && b[end] != 0x0A { end += 1 }
+                // memchr finds the newline with vector instructions.
+                let end = memchr(base + start, 0x0A, n - start).map { UnsafeRawPointer($0) - base } ?? n
                 var blank = true
                 var i = start
                 while i < end {

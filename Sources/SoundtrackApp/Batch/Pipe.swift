@@ -1,0 +1,45 @@
+import Foundation
+
+/// A bounded hand-off between two threads: `put` waits while `capacity` items wait, `take` waits
+/// while none does. Used by the batch pipeline (reader → picker → writer).
+final class Pipe<T>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var items: [T] = []
+    private let capacity: Int
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    func put(_ item: T) {
+        condition.lock()
+        while items.count >= capacity { condition.wait() }
+        items.append(item)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func take() -> T {
+        condition.lock()
+        while items.isEmpty { condition.wait() }
+        let item = items.removeFirst()
+        condition.broadcast()
+        condition.unlock()
+        return item
+    }
+}
+
+/// Runs `body` on a new thread; `join()` waits for it to return.
+final class BackgroundThread: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+
+    init(name: String, _ body: @escaping @Sendable () -> Void) {
+        let thread = Thread { [done] in
+            body()
+            done.signal()
+        }
+        thread.name = name
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
+    func join() { done.wait() }
+}

@@ -1,0 +1,76 @@
+import GRDB
+import GRDBSQLite
+
+/// A statement read through SQLite's C API on a GRDB connection: columns by index, no row
+/// objects, no conversions through `DatabaseValue`. For the bulk loaders, which read millions of
+/// rows where GRDB's row decoding would cost more than SQLite itself.
+final class RawStatement {
+    private let db: OpaquePointer
+    private let stmt: OpaquePointer
+
+    /// Prepares `sql` on the connection of `database`, binding `text` to every parameter.
+    init(_ database: Database, _ sql: String, text: String? = nil) throws {
+        db = database.sqliteConnection!
+        var s: OpaquePointer?
+        let rc = sqlite3_prepare_v2(db, sql, -1, &s, nil)
+        guard rc == SQLITE_OK, let s else { throw Self.error(rc, db, sql) }
+        stmt = s
+        if let text {
+            for i in 1...max(1, Int(sqlite3_bind_parameter_count(stmt))) {
+                let rc = sqlite3_bind_text(stmt, Int32(i), text, -1, Self.transient)
+                guard rc == SQLITE_OK else { throw Self.error(rc, db, sql) }
+            }
+        }
+    }
+
+    deinit { sqlite3_finalize(stmt) }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    private static func error(_ rc: Int32, _ db: OpaquePointer, _ sql: String) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db)), sql: sql)
+    }
+
+    /// Advances to the next row; false at the end.
+    func step() throws -> Bool {
+        let rc = sqlite3_step(stmt)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        throw Self.error(rc, db, String(cString: sqlite3_sql(stmt)))
+    }
+
+    func isNull(_ i: Int32) -> Bool { sqlite3_column_type(stmt, i) == SQLITE_NULL }
+    func int(_ i: Int32) -> Int { Int(sqlite3_column_int64(stmt, i)) }
+    func int64(_ i: Int32) -> Int64 { sqlite3_column_int64(stmt, i) }
+    func double(_ i: Int32) -> Double { sqlite3_column_double(stmt, i) }
+
+    /// The bytes of a TEXT or BLOB column (valid until the next step).
+    func bytes(_ i: Int32) -> UnsafeRawBufferPointer {
+        let n = Int(sqlite3_column_bytes(stmt, i))
+        guard n > 0, let p = sqlite3_column_blob(stmt, i) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: p, count: n)
+    }
+
+    func text(_ i: Int32) -> String {
+        // sqlite3_column_text first, so that a TEXT value is read as UTF-8 (column_blob would not convert).
+        guard let p = sqlite3_column_text(stmt, i) else { return "" }
+        let n = Int(sqlite3_column_bytes(stmt, i))
+        return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
+    }
+
+    func optionalText(_ i: Int32) -> String? { isNull(i) ? nil : text(i) }
+
+    /// A little-endian Float32 vector BLOB.
+    func floats(_ i: Int32) -> [Float] {
+        let raw = bytes(i)
+        let n = raw.count / 4
+        #if _endian(little)
+        return [Float](unsafeUninitializedCapacity: n) { buffer, count in
+            if n > 0 { UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: raw.baseAddress!, byteCount: n * 4) }
+            count = n
+        }
+        #else
+        return (0..<n).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
+        #endif
+    }
+}
