@@ -27,7 +27,7 @@ let package = Package(
             providers: [.apt(["libblas-dev"])]
         ),
         // The C library pieces Swift's Glibc module leaves out (malloc tuning, prefetch hints).
-        .target(name: "CSupport"),
+        .target(name: "CSupport", linkerSettings: [.linkedLibrary("sqlite3")]),
         // Snapshot and feedback-event types, JSON parsing and validation, feature extraction.
         .target(name: "SoundtrackContext"),
         // Tracks, catalog import, similar-track search, cold-start priors.

@@ -3,6 +3,11 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <sqlite3.h>
+
+int soundtrack_sqlite_without_memstatus(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
 
 int soundtrack_keep_freed_memory(void) {
 #if defined(__GLIBC__)

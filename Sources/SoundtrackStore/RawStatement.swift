@@ -7,6 +7,8 @@ import GRDBSQLite
 final class RawStatement {
     private let db: OpaquePointer
     private let stmt: OpaquePointer
+    /// A statement borrowed from GRDB's statement cache: reset after use, finalized by GRDB.
+    private let borrowed: Statement?
 
     /// Prepares `sql` on the connection of `database`, binding `text` to every parameter.
     init(_ database: Database, _ sql: String, text: String? = nil) throws {
@@ -15,6 +17,7 @@ final class RawStatement {
         let rc = sqlite3_prepare_v2(db, sql, -1, &s, nil)
         guard rc == SQLITE_OK, let s else { throw Self.error(rc, db, sql) }
         stmt = s
+        borrowed = nil
         if let text {
             for i in 1...max(1, Int(sqlite3_bind_parameter_count(stmt))) {
                 let rc = sqlite3_bind_text(stmt, Int32(i), text, -1, Self.transient)
@@ -23,7 +26,25 @@ final class RawStatement {
         }
     }
 
-    deinit { sqlite3_finalize(stmt) }
+    /// Uses a statement of GRDB's cache (`db.cachedStatement(sql:)`): prepared once per
+    /// connection, bound and stepped here through the C API.
+    init(_ database: Database, cached sql: String) throws {
+        db = database.sqliteConnection!
+        let statement = try database.cachedStatement(sql: sql)
+        stmt = statement.sqliteStatement
+        borrowed = statement
+        sqlite3_reset(stmt)
+        sqlite3_clear_bindings(stmt)
+    }
+
+    deinit {
+        if borrowed == nil {
+            sqlite3_finalize(stmt)
+        } else {
+            sqlite3_reset(stmt)
+            sqlite3_clear_bindings(stmt)
+        }
+    }
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
@@ -38,6 +59,58 @@ final class RawStatement {
         if rc == SQLITE_DONE { return false }
         throw Self.error(rc, db, String(cString: sqlite3_sql(stmt)))
     }
+
+    // MARK: Writing
+
+    /// Binds parameter `i` (1-based); `nil` binds NULL.
+    func bind(_ i: Int32, _ v: Int64?) throws {
+        try check(v.map { sqlite3_bind_int64(stmt, i, $0) } ?? sqlite3_bind_null(stmt, i))
+    }
+
+    func bind(_ i: Int32, _ v: Int?) throws { try bind(i, v.map(Int64.init)) }
+
+    func bind(_ i: Int32, _ v: Double?) throws {
+        try check(v.map { sqlite3_bind_double(stmt, i, $0) } ?? sqlite3_bind_null(stmt, i))
+    }
+
+    func bind(_ i: Int32, _ v: String?) throws {
+        guard let v else { return try check(sqlite3_bind_null(stmt, i)) }
+        try check(sqlite3_bind_text(stmt, i, v, -1, Self.transient))
+    }
+
+    /// Binds a vector as a little-endian Float32 BLOB (the layout of ``VectorCoding``).
+    func bind(_ i: Int32, floats v: [Float]) throws {
+        #if _endian(little)
+        try v.withUnsafeBytes { raw in
+            try check(sqlite3_bind_blob(stmt, i, raw.baseAddress, Int32(raw.count), Self.transient))
+        }
+        #else
+        let data = VectorCoding.encode(v)
+        try data.withUnsafeBytes { raw in
+            try check(sqlite3_bind_blob(stmt, i, raw.baseAddress, Int32(raw.count), Self.transient))
+        }
+        #endif
+    }
+
+    /// Runs a statement that returns no rows, then resets it for the next bindings.
+    func execute() throws {
+        let rc = sqlite3_step(stmt)
+        sqlite3_reset(stmt)
+        sqlite3_clear_bindings(stmt)
+        guard rc == SQLITE_DONE || rc == SQLITE_ROW else { throw Self.error(rc, db, String(cString: sqlite3_sql(stmt))) }
+    }
+
+    /// Resets the statement for new bindings (after reading its rows).
+    func reset() {
+        sqlite3_reset(stmt)
+        sqlite3_clear_bindings(stmt)
+    }
+
+    private func check(_ rc: Int32) throws {
+        guard rc == SQLITE_OK else { throw Self.error(rc, db, String(cString: sqlite3_sql(stmt))) }
+    }
+
+    // MARK: Reading
 
     func isNull(_ i: Int32) -> Bool { sqlite3_column_type(stmt, i) == SQLITE_NULL }
     func int(_ i: Int32) -> Int { Int(sqlite3_column_int64(stmt, i)) }

@@ -72,7 +72,8 @@ extension Store {
             .execute(arguments: [state.pickCounter, state.nextBinNumber, user])
         let changes = state.changes
         if !changes.bins.isEmpty {
-            let stmt = try db.cachedStatement(sql: """
+            // Bound through SQLite's C API (``RawStatement``): replay writes thousands of bins per block.
+            let stmt = try RawStatement(db, cached: """
                 INSERT INTO bins (user_id, number, label, layout_version, centroid, spread, observed, observations, prior, created_at, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(user_id, number) DO UPDATE SET label = excluded.label, centroid = excluded.centroid,
@@ -82,15 +83,22 @@ extension Store {
             for number in changes.bins.sorted() {
                 guard let i = state.binIndex(number: number) else { continue }
                 let b = state.bins[i]
-                try stmt.execute(arguments: [
-                    user, b.number, b.label, FeatureLayout.version, VectorCoding.encode(b.centroid),
-                    VectorCoding.encode(b.spread), VectorCoding.encode(b.observed), b.observations, b.prior,
-                    b.createdAt.timeIntervalSince1970, b.updatedAt.timeIntervalSince1970,
-                ])
+                try stmt.bind(1, user)
+                try stmt.bind(2, b.number)
+                try stmt.bind(3, b.label)
+                try stmt.bind(4, FeatureLayout.version)
+                try stmt.bind(5, floats: b.centroid)
+                try stmt.bind(6, floats: b.spread)
+                try stmt.bind(7, floats: b.observed)
+                try stmt.bind(8, b.observations)
+                try stmt.bind(9, b.prior)
+                try stmt.bind(10, b.createdAt.timeIntervalSince1970)
+                try stmt.bind(11, b.updatedAt.timeIntervalSince1970)
+                try stmt.execute()
             }
         }
         if !changes.songs.isEmpty {
-            let stmt = try db.cachedStatement(sql: """
+            let stmt = try RawStatement(db, cached: """
                 INSERT INTO bin_songs (bin_id, song_id, position, likes, dislikes)
                 VALUES ((SELECT id FROM bins WHERE user_id = ? AND number = ?), ?, ?, ?, ?)
                 ON CONFLICT(bin_id, song_id) DO UPDATE SET likes = excluded.likes, dislikes = excluded.dislikes
@@ -98,7 +106,13 @@ extension Store {
             for key in changes.songs.sorted(by: { ($0.bin, $0.track) < ($1.bin, $1.track) }) {
                 guard let i = state.binIndex(number: key.bin), let s = state.bins[i].songIndex(key.track) else { continue }
                 let song = state.bins[i].songs[s]
-                try stmt.execute(arguments: [user, key.bin, song.trackId, s, song.likes, song.dislikes])
+                try stmt.bind(1, user)
+                try stmt.bind(2, key.bin)
+                try stmt.bind(3, song.trackId)
+                try stmt.bind(4, s)
+                try stmt.bind(5, song.likes)
+                try stmt.bind(6, song.dislikes)
+                try stmt.execute()
             }
         }
         if changes.weights {

@@ -30,6 +30,8 @@ struct Entry {
         // free and reallocate buffers of many megabytes per block, and glibc's default would hand
         // them back (munmap) and fault fresh zeroed pages in for the next block.
         _ = soundtrack_keep_freed_memory()
+        // SQLite's allocation statistics take a global lock around every allocation; nothing here reads them.
+        _ = soundtrack_sqlite_without_memstatus()
         let status: Int32
         do {
             var command = try Soundtrack.parseAsRoot()

@@ -8,6 +8,10 @@
 /// faulted in again as fresh zeroed pages. Returns 1 on success, 0 where unsupported.
 int soundtrack_keep_freed_memory(void);
 
+/// Turns off SQLite's memory statistics (a global mutex around every allocation SQLite makes);
+/// must run before SQLite is first used in the process. Returns SQLite's result code (0: done).
+int soundtrack_sqlite_without_memstatus(void);
+
 /// Hints the CPU to fetch the cache line at `p` for reading.
 static inline void soundtrack_prefetch(const void *p) {
 #if defined(__GNUC__) || defined(__clang__)

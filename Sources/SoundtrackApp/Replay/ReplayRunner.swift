@@ -12,12 +12,16 @@ public struct ReplayOptions: Sendable {
     public var createUsers = false
     /// Reject unknown fields.
     public var strict = false
-    /// Bytes of JSON Lines per block: one block is one transaction.
-    public var blockBytes = 2 << 20
+    /// Bytes of JSON Lines per block: one block is one transaction (about 10,000 events of 800 bytes).
+    public var blockBytes = 8 << 20
     /// Events per block (one transaction) when replaying decoded events (imports).
     public var blockEvents = 8192
     /// When created users were created.
     public var now = Date(timeIntervalSince1970: 0)
+    /// The writer's page cache during the run, in mebibytes (see ``Store/withLargeCache(cacheMiB:checkpointPages:_:)``).
+    public var cacheMiB = 256
+    /// Write-ahead-log pages between automatic checkpoints during the run.
+    public var checkpointPages = 16_384
 
     /// Default options.
     public init() {}
@@ -154,8 +158,20 @@ public final class ReplayRunner: Sendable {
         reject: (LineError) throws -> Void,
         progress: (ReplayProgress) -> Void = { _ in }
     ) throws -> ReplaySummary {
+        try store.withLargeCache(cacheMiB: options.cacheMiB, checkpointPages: options.checkpointPages) {
+            try replay(read: read, reject: reject, progress: progress)
+        }
+    }
+
+    private func replay(
+        read: @escaping () throws -> [UInt8]?,
+        reject: (LineError) throws -> Void,
+        progress: (ReplayProgress) -> Void
+    ) throws -> ReplaySummary {
         let nw = max(1, options.workers)
         let run = RunState(workers: nw)
+        let committer = Committer(store: store)
+        defer { committer.stop() }
         var blocks = LineBlocks(blockBytes: options.blockBytes, read: read)
         let strict = options.strict
         while let block = try blocks.next() {
@@ -179,8 +195,16 @@ public final class ReplayRunner: Sendable {
                     }
                 }
             }
-            try process(decoded.map { $0! }, run: run, reject: reject)
-            progress(ReplayProgress(records: run.summary.records, done: block.consumed))
+            let staged = try stage(decoded.map { $0! }, run: run)
+            if let (done, at) = try committer.finishPrevious() {
+                try report(done, run, reject)
+                progress(ReplayProgress(records: run.summary.records, done: at))
+            }
+            committer.submit(staged, done: block.consumed)
+        }
+        if let (done, at) = try committer.finishPrevious() {
+            try report(done, run, reject)
+            progress(ReplayProgress(records: run.summary.records, done: at))
         }
         return run.summary
     }
@@ -192,17 +216,88 @@ public final class ReplayRunner: Sendable {
         progress: (ReplayProgress) -> Void = { _ in }
     ) throws -> ReplaySummary {
         let run = RunState(workers: max(1, options.workers))
+        let committer = Committer(store: store)
+        defer { committer.stop() }
         var start = 0
         while start < items.count {
             let end = min(items.count, start + max(1, options.blockEvents))
-            try process(Array(items[start..<end]), run: run, reject: reject)
-            progress(ReplayProgress(records: run.summary.records, done: end))
+            let staged = try stage(Array(items[start..<end]), run: run)
+            if let (done, at) = try committer.finishPrevious() {
+                try report(done, run, reject)
+                progress(ReplayProgress(records: run.summary.records, done: at))
+            }
+            committer.submit(staged, done: end)
             start = end
+        }
+        if let (done, at) = try committer.finishPrevious() {
+            try report(done, run, reject)
+            progress(ReplayProgress(records: run.summary.records, done: at))
         }
         return run.summary
     }
 
-    private func process(_ items: [Item], run: RunState, reject: (LineError) throws -> Void) throws {
+    /// A block applied in memory, waiting for its transaction.
+    struct Staged: @unchecked Sendable {
+        var items: [Item]
+        var verdicts: [Verdict]
+        var bulk: BulkWrite
+    }
+
+    /// Commits staged blocks on its own thread, one at a time and in order, while the next block
+    /// is decoded and applied: the block's results are reported only once it is committed.
+    final class Committer: @unchecked Sendable {
+        private let jobs = Pipe<(Staged, Int)?>(capacity: 1)
+        private let results = Pipe<(Staged, Int, (any Error)?)>(capacity: 1)
+        private var inFlight = false
+        private let thread: BackgroundThread
+
+        init(store: Store) {
+            let jobs = self.jobs, results = self.results
+            thread = BackgroundThread(name: "replay-commit") {
+                while let (staged, done) = jobs.take() {
+                    do {
+                        try store.commitBulk(staged.bulk)
+                        results.put((staged, done, nil))
+                    } catch {
+                        results.put((staged, done, error))
+                    }
+                }
+            }
+        }
+
+        /// Hands a staged block to the commit thread.
+        func submit(_ staged: Staged, done: Int) {
+            precondition(!inFlight)
+            jobs.put((staged, done))
+            inFlight = true
+        }
+
+        /// Waits for the block in flight, if any; rethrows its commit's error.
+        /// - Returns: the committed block and how far the input had come, or `nil` when none was in flight.
+        func finishPrevious() throws -> (Staged, Int)? {
+            guard inFlight else { return nil }
+            inFlight = false
+            let (staged, done, error) = results.take()
+            if let error { throw error }
+            return (staged, done)
+        }
+
+        /// Ends the commit thread (after waiting for the block in flight).
+        func stop() {
+            if inFlight {
+                _ = results.take()
+                inFlight = false
+            }
+            jobs.put(nil)
+            thread.join()
+        }
+    }
+
+    /// Decodes nothing, writes nothing: checks a block's events (ids, users, times, tracks, picks),
+    /// applies them to the in-memory states and returns the block's transaction, ready to commit.
+    /// The ids it applies or rejects are recorded at once, so the next block is checked against
+    /// them while this one commits.
+    private func stage(_ items: [Item], run: RunState) throws -> Staged {
         let n = items.count
         let nw = run.workers.count
         run.summary.records += n
@@ -353,36 +448,42 @@ public final class ReplayRunner: Sendable {
         for i in 0..<n {
             if case let .applied(f) = verdicts[i] { bulk.feedback.append(f) }
         }
-        try store.commitBulk(bulk)
 
-        // 5. Count and report, in order.
+        // 5. Settle repeats within the block and record every id, in order.
         for i in 0..<n {
             switch verdicts[i] {
             case let .applied(f):
-                run.summary.applied += 1
                 run.ids[f.event.id] = (f.event.user, true, items[i].line)
-            case .duplicate:
-                run.summary.duplicates += 1
             case let .repeatInBlock(first):
                 guard case let .success(e) = items[i].event, case let .success(fe) = items[first].event else { continue }
                 if fe.user != e.user {
                     verdicts[i] = bad(i, "id", "expected an event id not used by another user, got '\(e.id)'")
                 } else if case .applied = verdicts[first] {
                     verdicts[i] = .duplicate
-                    run.summary.duplicates += 1
                     continue
                 } else {
                     verdicts[i] = bad(i, "id", "expected an event id not used by an earlier record, got '\(e.id)' (record \(items[first].line) was rejected)")
                 }
-                fallthrough
+                if case let .success(e) = items[i].event, run.ids[e.id] == nil { run.ids[e.id] = (e.user, false, items[i].line) }
+            case .rejected:
+                if case let .success(e) = items[i].event, run.ids[e.id] == nil { run.ids[e.id] = (e.user, false, items[i].line) }
             default:
-                if case let .rejected(err) = verdicts[i] {
-                    run.summary.rejected += 1
-                    if case let .success(e) = items[i].event, run.ids[e.id] == nil {
-                        run.ids[e.id] = (e.user, false, items[i].line)
-                    }
-                    try reject(err)
-                }
+                break
+            }
+        }
+        return Staged(items: items, verdicts: Array(verdicts), bulk: bulk)
+    }
+
+    /// Counts a committed block's events and reports its rejected records, in order.
+    private func report(_ staged: Staged, _ run: RunState, _ reject: (LineError) throws -> Void) throws {
+        for v in staged.verdicts {
+            switch v {
+            case .applied: run.summary.applied += 1
+            case .duplicate: run.summary.duplicates += 1
+            case let .rejected(err):
+                run.summary.rejected += 1
+                try reject(err)
+            default: break
             }
         }
     }
