@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
@@ -71,47 +72,69 @@ extension Store {
         try db.cachedStatement(sql: "UPDATE users SET pick_counter = ?, next_bin_number = ? WHERE id = ?")
             .execute(arguments: [state.pickCounter, state.nextBinNumber, user])
         let changes = state.changes
+        // The row ids of the user's bins (one index range read): bins and memberships are then
+        // written by row id, without an index probe per row.
+        var binIds: [Int: Int64] = [:]
+        if !changes.bins.isEmpty || !changes.songs.isEmpty {
+            let ids = try RawStatement(db, cached: "SELECT number, id FROM bins WHERE user_id = ?")
+            try ids.bind(1, user)
+            while try ids.step() { binIds[ids.int(0)] = ids.int64(1) }
+        }
         if !changes.bins.isEmpty {
             // Bound through SQLite's C API (``RawStatement``): replay writes thousands of bins per block.
-            let stmt = try RawStatement(db, cached: """
+            let update = try RawStatement(db, cached: """
+                UPDATE bins SET label = ?, centroid = ?, spread = ?, observed = ?, observations = ?, updated_at = ?
+                WHERE id = ?
+                """)
+            let insert = try RawStatement(db, cached: """
                 INSERT INTO bins (user_id, number, label, layout_version, centroid, spread, observed, observations, prior, created_at, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(user_id, number) DO UPDATE SET label = excluded.label, centroid = excluded.centroid,
-                    spread = excluded.spread, observed = excluded.observed, observations = excluded.observations,
-                    updated_at = excluded.updated_at
                 """)
             for number in changes.bins.sorted() {
                 guard let i = state.binIndex(number: number) else { continue }
                 let b = state.bins[i]
-                try stmt.bind(1, user)
-                try stmt.bind(2, b.number)
-                try stmt.bind(3, b.label)
-                try stmt.bind(4, FeatureLayout.version)
-                try stmt.bind(5, floats: b.centroid)
-                try stmt.bind(6, floats: b.spread)
-                try stmt.bind(7, floats: b.observed)
-                try stmt.bind(8, b.observations)
-                try stmt.bind(9, b.prior)
-                try stmt.bind(10, b.createdAt.timeIntervalSince1970)
-                try stmt.bind(11, b.updatedAt.timeIntervalSince1970)
-                try stmt.execute()
+                if let id = binIds[number] {
+                    try update.bind(1, b.label)
+                    try update.bind(2, floats: b.centroid)
+                    try update.bind(3, floats: b.spread)
+                    try update.bind(4, floats: b.observed)
+                    try update.bind(5, b.observations)
+                    try update.bind(6, b.updatedAt.timeIntervalSince1970)
+                    try update.bind(7, id)
+                    try update.execute()
+                } else {
+                    try insert.bind(1, user)
+                    try insert.bind(2, b.number)
+                    try insert.bind(3, b.label)
+                    try insert.bind(4, FeatureLayout.version)
+                    try insert.bind(5, floats: b.centroid)
+                    try insert.bind(6, floats: b.spread)
+                    try insert.bind(7, floats: b.observed)
+                    try insert.bind(8, b.observations)
+                    try insert.bind(9, b.prior)
+                    try insert.bind(10, b.createdAt.timeIntervalSince1970)
+                    try insert.bind(11, b.updatedAt.timeIntervalSince1970)
+                    try insert.execute()
+                    binIds[number] = Int64(sqlite3_last_insert_rowid(db.sqliteConnection))
+                }
             }
         }
         if !changes.songs.isEmpty {
             let stmt = try RawStatement(db, cached: """
                 INSERT INTO bin_songs (bin_id, song_id, position, likes, dislikes)
-                VALUES ((SELECT id FROM bins WHERE user_id = ? AND number = ?), ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT(bin_id, song_id) DO UPDATE SET likes = excluded.likes, dislikes = excluded.dislikes
                 """)
             for key in changes.songs.sorted(by: { ($0.bin, $0.track) < ($1.bin, $1.track) }) {
-                guard let i = state.binIndex(number: key.bin), let s = state.bins[i].songIndex(key.track) else { continue }
+                guard let i = state.binIndex(number: key.bin), let s = state.bins[i].songIndex(key.track),
+                    let binId = binIds[key.bin]
+                else { continue }
                 let song = state.bins[i].songs[s]
-                try stmt.bind(1, user)
-                try stmt.bind(2, key.bin)
-                try stmt.bind(3, song.trackId)
-                try stmt.bind(4, s)
-                try stmt.bind(5, song.likes)
-                try stmt.bind(6, song.dislikes)
+                try stmt.bind(1, binId)
+                try stmt.bind(2, song.trackId)
+                try stmt.bind(3, s)
+                try stmt.bind(4, song.likes)
+                try stmt.bind(5, song.dislikes)
                 try stmt.execute()
             }
         }

@@ -120,6 +120,23 @@ struct BatchTests {
         #expect(counters == 4)  // …but the four picks before the bad line were learned
     }
 
+    @Test("--fail-fast in a later block, with the reader blocks ahead: earlier blocks are written and learned, nothing after")
+    func failFastAcrossBlocks() throws {
+        let (dir, db) = try Logs.database(users: users)
+        var lines = Logs.snapshots(60, users: users)
+        lines[37] = "not json"
+        let input = dir.appendingPathComponent("snaps.jsonl")
+        try Logs.write(lines, input)
+        let r = try CLI.run(["batch", "--db", db, "--fail-fast", "--workers", "2", "--block-bytes", "1200", input.path])
+        #expect(r.status == 2)
+        let picks = Logs.jsonLines(r.stdout)
+        #expect(picks.count == 37)
+        #expect(picks.map { $0["at"] } == lines.prefix(37).map { try! JSONParser.parse($0)["at"] })
+        #expect(r.stderr.contains("stopped at line 38"), "\(r.stderr)")
+        let counters = try users.map { try CrashTests.state(db, user: $0).pickCounter }.reduce(0, +)
+        #expect(counters == 37)
+    }
+
     @Test("--read-only leaves the database unchanged")
     func readOnly() throws {
         let (dir, db) = try Logs.database(users: users)

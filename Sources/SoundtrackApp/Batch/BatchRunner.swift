@@ -21,7 +21,7 @@ public struct BatchOptions: Sendable {
     /// Ranked tracks per pick (`--top K`).
     public var top = 1
     /// Bytes of input per block (the unit of parallel work and of output).
-    public var blockBytes = 4 << 20
+    public var blockBytes = 16 << 20
     /// Users per transaction when the states are written at the end.
     public var usersPerTransaction = 2000
 
