@@ -250,23 +250,15 @@ public struct Recommender: Sendable {
         return state.bins.withUnsafeBufferPointer { bins in
             bins[binIndex].songs.withUnsafeBufferPointer { songs in
                 // The `count` best in (tier, sample) order, earlier songs first on ties.
-                withUnsafeTemporaryAllocation(of: Candidate.self, capacity: count + 1) { best in
-                    var n = 0
+                withUnsafeTemporaryAllocation(of: Candidate.self, capacity: count) { buffer in
+                    var best = TopK(buffer: buffer)
                     for i in songs.indices where !state.isRecent(songs[i], window: window) {
                         let likes = songs[i].likes, dislikes = songs[i].dislikes
-                        let item = Candidate(
+                        best.offer(Candidate(
                             tier: (!explore && likes > dislikes) ? 1 : 0,
-                            sample: rng.beta(counts: 1 + likes, 1 + dislikes), index: i)
-                        guard n < count || before(item, best[n - 1]) else { continue }
-                        var at = n
-                        while at > 0 && before(item, best[at - 1]) {
-                            best[at] = best[at - 1]
-                            at -= 1
-                        }
-                        best[at] = item
-                        if n < count { n += 1 }
+                            sample: rng.beta(counts: 1 + likes, 1 + dislikes), index: i), before: before)
                     }
-                    return (0..<n).map { songs[best[$0].index].trackId }
+                    return (0..<best.count).map { songs[best[$0].index].trackId }
                 }
             }
         }

@@ -156,25 +156,17 @@ struct ScoringMatrix: Sendable {
             let mx = sx / s0
             let mc = sc / s0
             // Partial selection of the largest terms (ties by slot name); slots are few, the kept list is short.
-            return withUnsafeTemporaryAllocation(of: (term: Double, slot: Int).self, capacity: count + 1) { top in
-                var n = 0
+            return withUnsafeTemporaryAllocation(of: (term: Double, slot: Int).self, capacity: count) { buffer in
+                var top = TopK(buffer: buffer)
                 @inline(__always) func before(_ a: (term: Double, slot: Int), _ b: (term: Double, slot: Int)) -> Bool {
                     a.term != b.term ? a.term > b.term : FeatureLayout.slots[a.slot].name < FeatureLayout.slots[b.slot].name
                 }
                 for i in 0..<d where x.mask[i] > 0 && v[i] > 0 {
                     let term = Double(v[i]) / s0 * (Double(x.values[i]) - mx) * (Double(centroid[i]) - mc)
                     guard term > 0 else { continue }
-                    let item = (term: term, slot: i)
-                    guard n < count || before(item, top[n - 1]) else { continue }
-                    var at = n
-                    while at > 0 && before(item, top[at - 1]) {
-                        top[at] = top[at - 1]
-                        at -= 1
-                    }
-                    top[at] = item
-                    if n < count { n += 1 }
+                    top.offer((term: term, slot: i), before: before)
                 }
-                return (0..<n).map { k in
+                return (0..<top.count).map { k in
                     let i = top[k].slot
                     let sim = 1 - min(1, abs(Double(x.values[i]) - Double(centroid[i])))
                     return Explanation(

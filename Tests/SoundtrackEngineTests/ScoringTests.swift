@@ -174,3 +174,23 @@ struct ThompsonSamplingTests {
         for k in 1...20 { #expect(r1.beta(counts: k, 21 - k) == r2.beta(counts: k, 21 - k)) }
     }
 }
+
+@Suite("Bounded best-k selection")
+struct TopKTests {
+    @Test("Keeps the k best in order, earlier items first on ties, as a stable sort's prefix")
+    func matchesStableSortPrefix() {
+        var rng = SeededGenerator(seed: 8)
+        for k in 0...6 {
+            for n in 0...20 {
+                let items = (0..<n).map { (score: Int(rng.next() % 5), index: $0) }
+                let expected = Array(items.sorted { $0.score > $1.score }.prefix(k))  // Swift's sort is stable
+                let kept: [(score: Int, index: Int)] = withUnsafeTemporaryAllocation(of: (score: Int, index: Int).self, capacity: k) { buffer in
+                    var top = TopK(buffer: buffer)
+                    for item in items { top.offer(item) { $0.score > $1.score } }
+                    return (0..<top.count).map { top[$0] }
+                }
+                #expect(kept.map(\.index) == expected.map(\.index), "k \(k), n \(n)")
+            }
+        }
+    }
+}
