@@ -183,7 +183,7 @@ struct TopKTests {
         for k in 0...6 {
             for n in 0...20 {
                 let items = (0..<n).map { (score: Int(rng.next() % 5), index: $0) }
-                let expected = Array(items.sorted { $0.score > $1.score }.prefix(k))  // Swift's sort is stable
+                let expected = Array(items.sorted { $0.score != $1.score ? $0.score > $1.score : $0.index < $1.index }.prefix(k))
                 let kept: [(score: Int, index: Int)] = withUnsafeTemporaryAllocation(of: (score: Int, index: Int).self, capacity: k) { buffer in
                     var top = TopK(buffer: buffer)
                     for item in items { top.offer(item) { $0.score > $1.score } }
