@@ -50,7 +50,7 @@ struct BatchCommand: ParsableCommand {
         let sink = try ErrorSink(path: errors)
         let bar = Progress(total: reader.size, unit: "snapshots")
         let summary = try runner.run(
-            read: { try reader.next() }, write: { try out.write($0) }, reject: { try sink.report($0) },
+            read: { try reader.read(into: $0) }, write: { try out.write($0) }, reject: { try sink.report($0) },
             progress: { bar.update(records: $0.records, done: $0.bytes) })
         bar.finish()
         let t = bar.elapsed

@@ -40,7 +40,7 @@ struct ReplayCommand: ParsableCommand {
         let sink = try ErrorSink(path: errors)
         let bar = Progress(total: reader.size, unit: "events")
         let summary = try runner.run(
-            read: { try reader.next() }, reject: { try sink.report($0) },
+            read: { try reader.read(into: $0) }, reject: { try sink.report($0) },
             progress: { bar.update(records: $0.records, done: $0.done) })
         bar.finish()
         let t = bar.elapsed

@@ -28,27 +28,16 @@ final class ChunkReader: @unchecked Sendable {
 
     deinit { if owned { close(fd) } }
 
-    /// The next chunk of at most 4 MiB, or `nil` at the end.
-    func next() throws -> [UInt8]? {
-        let capacity = 4 << 20
-        var failure: Int32 = 0
-        // Read straight into uninitialized storage: no zeroing of a buffer that read() overwrites.
-        let buf = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-            var got = 0
-            while got < capacity {
-                let n = read(fd, buffer.baseAddress! + got, capacity - got)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    break
-                }
-                if n == 0 { break }
-                got += n
+    /// Reads into `buffer`: how many bytes were read, 0 at the end of input.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while true {
+            let n = Foundation.read(fd, buffer.baseAddress!, buffer.count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CLIError("read failed: \(String(cString: strerror(errno)))")
             }
-            count = got
+            return n
         }
-        if failure != 0 { throw CLIError("read failed: \(String(cString: strerror(failure)))") }
-        return buf.isEmpty ? nil : buf
     }
 }
 

@@ -151,7 +151,7 @@ public final class BatchRunner: Sendable {
     /// workers decode and pick block after block, and a writer assembles each block's picks in
     /// input order and writes them (and the block's rejected lines) while the next block is picked.
     /// - Parameters:
-    ///   - read: the next chunk of input (`nil` or empty at the end); called on the reader thread.
+    ///   - read: reads input into a buffer, returning how many bytes it read (0 at the end); called on the reader thread.
     ///   - write: receives the output (JSON Lines of picks), block by block, in input order; called
     ///     on the writer thread, never concurrently with `reject`.
     ///   - reject: receives each bad line, in line order; called on the writer thread.
@@ -159,7 +159,7 @@ public final class BatchRunner: Sendable {
     /// - Returns: the summary.
     /// - Throws: errors of `read`, `write`, `reject` or the database (a runtime failure).
     public func run(
-        read: @escaping () throws -> [UInt8]?,
+        read: @escaping LineBlocks.Read,
         write: @escaping (UnsafeRawBufferPointer) throws -> Void,
         reject: @escaping (LineError) throws -> Void,
         progress: (BatchProgress) -> Void = { _ in }
@@ -216,7 +216,7 @@ public final class BatchRunner: Sendable {
     private struct Unchecked<T>: @unchecked Sendable { let value: T }
 
     private func pipeline(
-        read: @escaping () throws -> [UInt8]?,
+        read: @escaping LineBlocks.Read,
         write: @escaping (UnsafeRawBufferPointer) throws -> Void,
         reject: @escaping (LineError) throws -> Void,
         progress: (BatchProgress) -> Void

@@ -1,9 +1,10 @@
 import Foundation
 
-/// Splits a stream of byte chunks into blocks of whole JSON Lines records, numbering the lines.
+/// Splits a byte stream into blocks of whole JSON Lines records, numbering the lines.
 ///
 /// Blank lines count in the numbering but are not records. A block holds whole lines only; the
-/// part of a chunk after its last newline waits for the next chunk (or the end of input).
+/// part after its last newline starts the next block (or ends the input). The input is read
+/// straight into each block's buffer: one copy from the source, no intermediate chunks.
 public struct LineBlocks {
     /// A block: its bytes and its records.
     public struct Block {
@@ -15,77 +16,73 @@ public struct LineBlocks {
         public var consumed: Int
     }
 
-    private let read: () throws -> [UInt8]?
-    private var pending: [UInt8] = []
+    /// Reads into the buffer; returns how many bytes it read, 0 at the end of input.
+    public typealias Read = (UnsafeMutableRawBufferPointer) throws -> Int
+
+    private let read: Read
+    /// The bytes after the last newline of the previous block.
+    private var carry: [UInt8] = []
     private var atEnd = false
     private var nextLine = 1
     private var consumed = 0
     /// Roughly how many bytes a block holds.
     public let blockBytes: Int
 
-    /// Creates a splitter over a chunk source (`nil` or an empty chunk ends the input).
-    public init(blockBytes: Int = 4 << 20, read: @escaping () throws -> [UInt8]?) {
-        self.blockBytes = blockBytes
+    /// Creates a splitter over a byte source.
+    public init(blockBytes: Int = 4 << 20, read: @escaping Read) {
+        self.blockBytes = max(1, blockBytes)
         self.read = read
     }
 
     /// The next block, or `nil` at the end of input.
     public mutating func next() throws -> Block? {
-        while !atEnd && pending.count < blockBytes {
-            guard let chunk = try read(), !chunk.isEmpty else {
-                atEnd = true
-                break
-            }
-            if pending.isEmpty { pending = chunk } else { pending.append(contentsOf: chunk) }
-        }
-        if pending.isEmpty { return nil }
-        var cut = pending.count
-        let lastNewline: (Int) -> Int? = { [pending] limit in
-            pending.withUnsafeBytes { b -> Int? in
-                // Backwards from the limit: a line's length at most, not the whole block.
-                var i = limit - 1
-                while i >= 0 && b[i] != 0x0A { i -= 1 }
-                return i >= 0 ? i : nil
-            }
-        }
-        if pending.count > blockBytes, let nl = lastNewline(blockBytes) {
-            // A full block: whole lines up to about blockBytes; the rest waits for the next block.
-            cut = nl + 1
-        } else if !atEnd {
-            // Whole lines only: keep what follows the last newline for the next block.
-            guard let nl = lastNewline(pending.count) else {
-                // A line longer than a block: read more before cutting.
-                if let chunk = try read(), !chunk.isEmpty {
-                    pending.append(contentsOf: chunk)
-                } else {
-                    atEnd = true
+        var capacity = max(blockBytes, carry.count + 1)
+        while true {
+            let start = carry
+            var ended = atEnd
+            var bytes = try [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+                let base = UnsafeMutableRawBufferPointer(buffer)
+                var n = start.count
+                start.withUnsafeBytes { if n > 0 { base.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: n) } }
+                while n < base.count && !ended {
+                    let got = try read(UnsafeMutableRawBufferPointer(rebasing: base[n...]))
+                    if got == 0 { ended = true } else { n += got }
                 }
-                return try next()
+                count = n
             }
-            cut = nl + 1
+            atEnd = ended
+            if bytes.isEmpty { return nil }
+            // Whole lines only: what follows the last newline waits for the next block.
+            var cut = bytes.count
+            if !atEnd {
+                let last: Int? = bytes.withUnsafeBytes { b in
+                    var i = b.count - 1
+                    while i >= 0 && b[i] != 0x0A { i -= 1 }
+                    return i >= 0 ? i : nil
+                }
+                guard let last else {
+                    // A line longer than a block: read on with a larger buffer.
+                    carry = bytes
+                    capacity *= 2
+                    continue
+                }
+                cut = last + 1
+            }
+            carry = Array(bytes[cut...])
+            bytes.removeLast(bytes.count - cut)
+            consumed += bytes.count
+            return Block(bytes: bytes, lines: split(bytes), consumed: consumed)
         }
-        var bytes: [UInt8]
-        if cut == pending.count {
-            bytes = pending
-            pending = []
-        } else {
-            bytes = [UInt8](unsafeUninitializedCapacity: cut) { buffer, count in
-                pending.withUnsafeBufferPointer { buffer.baseAddress!.update(from: $0.baseAddress!, count: cut) }
-                count = cut
-            }
-            let rest = pending.count - cut
-            pending = [UInt8](unsafeUninitializedCapacity: max(rest, blockBytes)) { buffer, count in
-                pending.withUnsafeBufferPointer { buffer.baseAddress!.update(from: $0.baseAddress! + cut, count: rest) }
-                count = rest
-            }
-        }
-        consumed += bytes.count
+    }
+
+    /// The records of a block of whole lines, numbered.
+    private mutating func split(_ bytes: [UInt8]) -> [(start: Int, end: Int, line: Int)] {
         var lines: [(start: Int, end: Int, line: Int)] = []
         lines.reserveCapacity(bytes.count / 256)
         bytes.withUnsafeBytes { b in
             var start = 0
             let n = b.count
-            let base = b.baseAddress!
+            guard let base = b.baseAddress else { return }
             while start < n {
                 // memchr finds the newline with vector instructions.
                 let end = memchr(base + start, 0x0A, n - start).map { UnsafeRawPointer($0) - base } ?? n
@@ -104,6 +101,6 @@ public struct LineBlocks {
                 start = end + 1
             }
         }
-        return Block(bytes: bytes, lines: lines, consumed: consumed)
+        return lines
     }
 }

@@ -149,12 +149,12 @@ public final class ReplayRunner: Sendable {
 
     /// Replays a JSON Lines log of feedback events.
     /// - Parameters:
-    ///   - read: the next chunk of input (`nil` or empty at the end).
+    ///   - read: reads input into a buffer, returning how many bytes it read (0 at the end).
     ///   - reject: receives each rejected line, in line order.
     ///   - progress: called after each committed block.
     /// - Throws: errors of `read` or `reject`, or of the database (the blocks before are committed).
     public func run(
-        read: @escaping () throws -> [UInt8]?,
+        read: @escaping LineBlocks.Read,
         reject: (LineError) throws -> Void,
         progress: (ReplayProgress) -> Void = { _ in }
     ) throws -> ReplaySummary {
@@ -164,7 +164,7 @@ public final class ReplayRunner: Sendable {
     }
 
     private func replay(
-        read: @escaping () throws -> [UInt8]?,
+        read: @escaping LineBlocks.Read,
         reject: (LineError) throws -> Void,
         progress: (ReplayProgress) -> Void
     ) throws -> ReplaySummary {
