@@ -65,6 +65,32 @@ final class ByteWriter {
         try bytes.withUnsafeBytes { try write($0) }
     }
 
+    /// Writes the byte ranges one after the other (writev, up to 1,024 ranges a call).
+    func write(_ pieces: [UnsafeRawBufferPointer]) throws {
+        var vectors = pieces.filter { $0.count > 0 }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+        var first = 0
+        while first < vectors.count {
+            let count = min(1024, vectors.count - first)
+            let n = vectors.withUnsafeMutableBufferPointer { writev(fd, $0.baseAddress! + first, Int32(count)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CLIError("write failed: \(String(cString: strerror(errno)))")
+            }
+            // Skip what was written; a partial write leaves the rest of one range for the next call.
+            var left = n
+            while left > 0 && first < vectors.count {
+                if left >= vectors[first].iov_len {
+                    left -= vectors[first].iov_len
+                    first += 1
+                } else {
+                    vectors[first].iov_base = vectors[first].iov_base! + left
+                    vectors[first].iov_len -= left
+                    left = 0
+                }
+            }
+        }
+    }
+
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         var off = 0
         while off < bytes.count {

@@ -152,7 +152,8 @@ public final class BatchRunner: Sendable {
     /// input order and writes them (and the block's rejected lines) while the next block is picked.
     /// - Parameters:
     ///   - read: reads input into a buffer, returning how many bytes it read (0 at the end); called on the reader thread.
-    ///   - write: receives the output (JSON Lines of picks), block by block, in input order; called
+    ///   - write: receives the output (JSON Lines of picks), block by block, in input order, as byte
+    ///     ranges to write one after the other (valid only during the call); called
     ///     on the writer thread, never concurrently with `reject`.
     ///   - reject: receives each bad line, in line order; called on the writer thread.
     ///   - progress: called after each block is picked, on the calling thread.
@@ -160,7 +161,7 @@ public final class BatchRunner: Sendable {
     /// - Throws: errors of `read`, `write`, `reject` or the database (a runtime failure).
     public func run(
         read: @escaping LineBlocks.Read,
-        write: @escaping (UnsafeRawBufferPointer) throws -> Void,
+        write: @escaping ([UnsafeRawBufferPointer]) throws -> Void,
         reject: @escaping (LineError) throws -> Void,
         progress: (BatchProgress) -> Void = { _ in }
     ) throws -> BatchSummary {
@@ -217,7 +218,7 @@ public final class BatchRunner: Sendable {
 
     private func pipeline(
         read: @escaping LineBlocks.Read,
-        write: @escaping (UnsafeRawBufferPointer) throws -> Void,
+        write: @escaping ([UnsafeRawBufferPointer]) throws -> Void,
         reject: @escaping (LineError) throws -> Void,
         progress: (BatchProgress) -> Void
     ) throws -> BatchSummary {
@@ -254,7 +255,7 @@ public final class BatchRunner: Sendable {
         let tally = WriterTally()
         let writeSink = Unchecked(value: write), rejectSink = Unchecked(value: reject)
         let writer = BackgroundThread(name: "batch-writer") {
-            let output = ByteBuffer(capacity: 1 << 20)
+            var pieces: [UnsafeRawBufferPointer] = []
             while let job = writePipe.take().value {
                 var clock = PhaseClock()
                 let parity = job.index % 2
@@ -269,14 +270,21 @@ public final class BatchRunner: Sendable {
                 }
                 guard tally.failure == nil else { continue }
                 do {
-                    output.removeAll()
+                    // The picks in input order, as ranges of the workers' buffers (adjacent ranges
+                    // merged): written without copying them into one buffer first.
+                    pieces.removeAll(keepingCapacity: true)
                     for i in 0..<job.cutoff {
                         guard job.owner[i] >= 0, case .snapshot = job.slots[i] else { continue }
                         let (a, b) = job.spans[i]
-                        output.append(workers[job.owner[i]].outs[parity].bytes(a..<b))
+                        let piece = workers[job.owner[i]].outs[parity].bytes(a..<b)
+                        if let last = pieces.last, last.baseAddress! + last.count == piece.baseAddress! {
+                            pieces[pieces.count - 1] = UnsafeRawBufferPointer(start: last.baseAddress, count: last.count + piece.count)
+                        } else {
+                            pieces.append(piece)
+                        }
                         tally.picks += 1
                     }
-                    if output.count > 0 { try output.withUnsafeBytes { try writeSink.value($0) } }
+                    if !pieces.isEmpty { try writeSink.value(pieces) }
                     for i in 0..<min(n, job.cutoff + 1) {
                         if case let .bad(e) = job.slots[i] {
                             tally.rejected += 1
