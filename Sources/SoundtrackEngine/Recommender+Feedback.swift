@@ -35,7 +35,7 @@ extension Recommender {
     public func feedback(_ event: FeedbackEvent, pick: PickRecord?, state: inout UserState) throws(InputError) -> FeedbackOutcome {
         precondition(event.user == state.user, "event of another user")
         let at = event.at.date
-        guard !catalog.tracks(ids: [event.track]).isEmpty else {
+        guard catalog.track(id: event.track) != nil else {
             throw InputError(path: "track", expected: "a track id of the catalog", got: "'\(event.track)'")
         }
         var rng = SeededGenerator(seed: seed ^ StableHash.fnv1a(event.id), user: state.user, counter: -1)

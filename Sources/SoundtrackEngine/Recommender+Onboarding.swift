@@ -69,7 +69,7 @@ extension Recommender {
         state.session.lastAt = at
 
         // The index may hold only what similarity needs; titles come from the catalog.
-        let meta = catalog.tracks(ids: [song])[song] ?? index.tracks[songRow]
+        let meta = catalog.track(id: song) ?? index.tracks[songRow]
         let summary = Pick.TrackSummary(id: song, title: meta.title, artist: meta.artist)
         let alternatives = self.alternatives(ranking, besides: bin.number, state: &state)  // avoids the recent tracks, the song among them
         let pick = Pick(

@@ -401,7 +401,7 @@ public final class ReplayRunner: Sendable {
                     fail("at", "expected a time not before the user's previous event (\(when)\(slot.lastLine.map { ", record \($0)" } ?? "")), got '\(e.at.rfc3339)' (events must be in time order per user)")
                     continue
                 }
-                if catalog.tracks(ids: [e.track]).isEmpty {
+                if catalog.track(id: e.track) == nil {
                     fail("track", "expected a track id of the catalog, got '\(e.track)'")
                     continue
                 }
