@@ -12,8 +12,8 @@ public struct ReplayOptions: Sendable {
     public var createUsers = false
     /// Reject unknown fields.
     public var strict = false
-    /// Bytes of JSON Lines per block: one block is one transaction (about 10,000 events of 800 bytes).
-    public var blockBytes = 8 << 20
+    /// Bytes of JSON Lines per block: one block is one transaction (about 20,000 events of 800 bytes).
+    public var blockBytes = 16 << 20
     /// Events per block (one transaction) when replaying decoded events (imports).
     public var blockEvents = 8192
     /// When created users were created.
