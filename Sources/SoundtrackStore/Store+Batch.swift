@@ -59,9 +59,11 @@ extension Store {
     }
 
     /// The user a committed feedback event id belongs to, or `nil` when the id is new.
+    /// (One statement, prepared once per connection, in its own implicit read transaction: the
+    /// service asks this for every event.)
     public func feedbackOwner(eventId: String) throws -> String? {
-        try writer.read { db in
-            try String.fetchOne(db, sql: "SELECT user_id FROM feedback WHERE id = ?", arguments: [eventId])
+        try writer.unsafeRead { db in
+            try String.fetchOne(db.cachedStatement(sql: "SELECT user_id FROM feedback WHERE id = ?"), arguments: [eventId])
         }
     }
 
