@@ -68,8 +68,10 @@ public final class LiveRecommender: Sendable {
     // MARK: - Picks
 
     /// Picks a track for a snapshot: from the cached state, learning unless `learn` is false.
+    /// A learning pick first waits while the writer's queue is full (it does not wait for its own commit).
     /// - Throws: ``APIError`` `unknown_user` for an unknown user, `unavailable` when shutting down.
-    public func pick(_ snapshot: Snapshot, top: Int = 1, learn: Bool = true) throws -> Pick {
+    public func pick(_ snapshot: Snapshot, top: Int = 1, learn: Bool = true) async throws -> Pick {
+        if learn { await writer.admit() }
         let pick: Pick = try withUser(snapshot.user) { cached in
             if !learn {
                 var copy = cached.state
@@ -98,6 +100,7 @@ public final class LiveRecommender: Sendable {
     /// Applies feedback events in order and waits until all are committed.
     /// - Returns: one result per event, in order: the outcome, or the error that rejected it.
     public func feedback(_ events: [FeedbackEvent]) async -> [Result<FeedbackResult, any Error>] {
+        await writer.admit()
         var staged: [(ticket: CommitTicket, duplicate: Bool, outcome: FeedbackOutcome?)?] = []
         var results: [Result<FeedbackResult, any Error>?] = []
         for event in events {

@@ -29,16 +29,23 @@ public final class SoundtrackAPI: Sendable {
     /// The configuration the service runs with.
     public let configuration: ServerConfiguration
     let writer: GroupCommitWriter
+    let checkpoints: CheckpointService?
     let logger: Logger
 
     /// Builds the service: loads the catalog index into memory and prepares the writer.
     /// - Throws: database errors while loading the catalog.
     public init(service: SoundtrackService, configuration: ServerConfiguration, logger: Logger) throws {
         let metrics = ServerMetrics()
+        // The writer's connection: a larger page cache, and checkpoints left to a thread of their own.
+        let background = service.store.path != nil
+        try service.store.configureWriter(cacheKiB: configuration.writerCacheKiB, autoCheckpoint: !background)
+        checkpoints = background ? CheckpointService(checkpointer: try WALCheckpointer(store: service.store), metrics: metrics, logger: logger) : nil
         let index = CatalogIndex(tracks: try service.store.allTracks())
         let live = LiveRecommender(service: service, index: index, metrics: metrics, logger: logger)
         let writer = GroupCommitWriter(
-            store: service.store, maxBatch: configuration.maxWriteBatch, metrics: metrics, logger: logger,
+            store: service.store, maxBatch: configuration.maxWriteBatch, maxQueued: configuration.maxQueuedWrites,
+            pickDelay: configuration.pickCommitDelay,
+            metrics: metrics, logger: logger,
             settled: { item, error in live.settled(item, error) })
         live.attach(writer)
         self.live = live
@@ -61,7 +68,7 @@ public final class SoundtrackAPI: Sendable {
         Application(
             router: buildRouter(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: [writer],
+            services: (checkpoints.map { [$0] } ?? []) + [writer],  // stopped in reverse order: the writer first
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }
@@ -125,7 +132,7 @@ public final class SoundtrackAPI: Sendable {
         if let enricher = configuration.enricher {
             (snapshot, report) = await enricher.enrich(snapshot)
         }
-        let pick = try live.pick(snapshot, top: top, learn: learn)
+        let pick = try await live.pick(snapshot, top: top, learn: learn)
         return Self.json(EnrichmentEntry.annotate(pick.json(includeRanked: top > 1), with: report))
     }
 
