@@ -80,6 +80,31 @@ import SoundtrackStore
         }
     }
 
+    @Test func keysInUseAreRevalidatedInBulkAndRevokedOnesLeave() async throws {
+        let f = try Fixture { $0.keyCacheSeconds = 10 }
+        let key = f.keys["u-1"]!, other = f.keys["u-2"]!
+        let store = f.service.store, auth = f.api.authenticator, clock = f.clock
+        try await f.api.buildApplication().test(.router) { client in
+            // Looked up at t = 0; the first request also starts a background revalidation.
+            #expect(try await client.send(.get, "/v1/users/u-1/bins", key: key).status == .ok)
+            #expect(try await client.send(.get, "/v1/users/u-2/bins", key: other).status == .ok)
+            try await waitUntil { auth.lastRevalidation != nil }
+            // t = 6: one query revalidates every cached key.
+            clock.advance(6)
+            auth.revalidate()
+            let id = try #require(try store.keys().first { $0.user == "u-1" }?.id)
+            #expect(try store.revokeKey(id: id, at: Date()))
+            // t = 12: past 10 s since the lookup, but 6 s since the revalidation: no lookup, still served
+            // (a revoked key may work for up to keyCacheSeconds).
+            clock.advance(6)
+            #expect(try await client.send(.get, "/v1/users/u-1/bins", key: key).status == .ok)
+            // The next revalidation drops the revoked key and keeps the other.
+            auth.revalidate()
+            #expect(try await client.send(.get, "/v1/users/u-1/bins", key: key).status == .unauthorized)
+            #expect(try await client.send(.get, "/v1/users/u-2/bins", key: other).status == .ok)
+        }
+    }
+
     @Test func badInputNamesTheField() async throws {
         let f = try Fixture()
         let key = f.keys["u-1"]!, admin = f.admin
