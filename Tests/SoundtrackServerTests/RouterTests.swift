@@ -140,6 +140,14 @@ import SoundtrackStore
             #expect(r.errorField == "pick_id")
             r = try await client.send(.post, "/v1/feedback", key: key, body: "[]")
             #expect(r.status == .badRequest)
+            // One event is read by the fast decoder: malformed JSON and a bad nested field still name the place.
+            r = try await client.send(.post, "/v1/feedback", key: key, body: " {not json")
+            #expect(r.status == .badRequest)
+            #expect(r.errorCode == "bad_request")
+            let badSnapshot = Doc.event(id: "e2", user: "u-1", track: "t", snapshot: true).replacingOccurrences(of: "42.0267", with: "123.5")
+            r = try await client.send(.post, "/v1/feedback", key: key, body: "\n  " + badSnapshot)
+            #expect(r.status == .badRequest)
+            #expect(r.errorField == "snapshot.location.lat")
             // Users.
             r = try await client.send(.post, "/v1/users", key: admin, body: #"{"id": "u-9", "age": 7}"#)
             #expect(r.errorField == "age")
@@ -194,6 +202,9 @@ import SoundtrackStore
             let pick = try await client.send(.post, "/v1/picks?top=3", key: key, body: Doc.snapshot(user: "u-1"))
             #expect(pick.status == .ok)
             #expect(pick.json["ranked"]?.arrayCount == 3)
+            // The hand-written encoder writes what the JSON tree would: the body is its own canonical form.
+            #expect(pick.text == pick.json.serialized())
+            #expect(pick.headers[.contentType] == "application/json; charset=utf-8")
             let pickId = try #require(pick.json["pick_id"]?.stringValue)
             let picked = try #require(pick.json["track"]?["id"]?.stringValue)
             var r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "ev-1", user: "u-1", track: picked, pickId: pickId))
