@@ -75,6 +75,7 @@ final class CheckpointService: Service, Sendable {
             var (log, copied) = try checkpointer.checkpoint(.passive)
             if log >= restartFrames {
                 (log, copied) = try checkpointer.checkpoint(.restart)
+                metrics.walRestarts.increment()
             }
             metrics.checkpoints.increment()
             metrics.walPendingFrames.set(Double(max(0, log - copied)))

@@ -14,9 +14,25 @@ import SoundtrackStore
 /// behind the request handlers' jobs. The queue is bounded (``GroupCommitWriter/admit()``), so
 /// a writer that falls behind slows the picks down instead of piling up writes in memory.
 final class GroupCommitWriter: Service, Sendable {
-    struct Item: Sendable {
-        var write: PendingWrite
-        var ticket: CommitTicket?
+    /// Writes taken together: the writes (handed to the store as they are) and their tickets.
+    struct Batch: Sendable {
+        var writes: [PendingWrite] = []
+        var tickets: [CommitTicket?] = []
+        var count: Int { writes.count }
+        var isEmpty: Bool { writes.isEmpty }
+
+        mutating func append(_ write: PendingWrite, _ ticket: CommitTicket?) {
+            writes.append(write)
+            tickets.append(ticket)
+        }
+
+        /// The first `n` writes, removed from this batch.
+        mutating func removeFirst(_ n: Int) -> Batch {
+            let head = Batch(writes: Array(writes.prefix(n)), tickets: Array(tickets.prefix(n)))
+            writes.removeFirst(n)
+            tickets.removeFirst(n)
+            return head
+        }
     }
 
     private enum Waiting {
@@ -29,7 +45,7 @@ final class GroupCommitWriter: Service, Sendable {
     }
 
     private struct State {
-        var items: [Item] = []
+        var items = Batch()
         /// Whether the writer thread sleeps (then `wake` must be signalled for it to go on).
         var waiting = Waiting.no
         /// Whether a queued write has someone waiting for its commit (feedback, forget).
@@ -49,12 +65,12 @@ final class GroupCommitWriter: Service, Sendable {
     private let metrics: ServerMetrics
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
-    /// Called after each item is settled (committed: `nil`; failed: its error), in order.
-    let settled: @Sendable (Item, (any Error)?) -> Void
+    /// Called with the writes of each commit (committed: `nil`; failed: the error) before their tickets complete.
+    let settled: @Sendable ([PendingWrite], (any Error)?) -> Void
 
     init(
         store: Store, maxBatch: Int, maxQueued: Int, pickDelay: Duration, metrics: ServerMetrics, logger: Logger,
-        settled: @escaping @Sendable (Item, (any Error)?) -> Void
+        settled: @escaping @Sendable ([PendingWrite], (any Error)?) -> Void
     ) {
         self.store = store
         self.maxBatch = max(1, maxBatch)
@@ -88,7 +104,7 @@ final class GroupCommitWriter: Service, Sendable {
         let signal: Bool = try state.withLock { (s: inout State) throws(APIError) in
             guard !s.closed else { throw APIError.unavailable }
             if s.items.isEmpty { s.oldest = .now }
-            s.items.append(Item(write: write, ticket: ticket))
+            s.items.append(write, ticket)
             if ticket != nil { s.urgent = true }
             let signal: Bool
             switch s.waiting {
@@ -148,7 +164,7 @@ final class GroupCommitWriter: Service, Sendable {
     private func loop() {
         enum Next {
             case sleep(until: ContinuousClock.Instant?)
-            case commit([Item], admissions: [CheckedContinuation<Void, Never>])
+            case commit(Batch, admissions: [CheckedContinuation<Void, Never>])
             case exit
         }
         while true {
@@ -164,17 +180,14 @@ final class GroupCommitWriter: Service, Sendable {
                     s.waiting = .toGather
                     return .sleep(until: due)
                 }
-                let n = min(maxBatch, s.items.count)
-                let batch: [Item]
-                if n == s.items.count {
+                let batch: Batch
+                if s.items.count <= maxBatch {
                     batch = s.items
-                    s.items = []
-                    s.items.reserveCapacity(batch.count)
+                    s.items = Batch()
                     s.urgent = false
                 } else {
-                    batch = Array(s.items.prefix(n))
-                    s.items.removeFirst(n)
-                    s.urgent = s.items.contains { $0.ticket != nil }
+                    batch = s.items.removeFirst(maxBatch)
+                    s.urgent = s.items.tickets.contains { $0 != nil }
                     s.oldest = .now
                 }
                 var admissions: [CheckedContinuation<Void, Never>] = []
@@ -200,32 +213,33 @@ final class GroupCommitWriter: Service, Sendable {
         }
     }
 
-    private func commit(_ batch: [Item]) {
+    private func commit(_ batch: Batch) {
         let start = ContinuousClock.now
         do {
-            try store.commit(batch.map(\.write))
+            try store.commit(batch.writes)
             metrics.commitSeconds.record(ContinuousClock.now - start)
             metrics.writeBatches.increment()
             metrics.writesCommitted.increment(by: Int64(batch.count))
-            for item in batch { settle(item, nil) }
+            settle(batch, nil)
         } catch {
             // One bad write must not sink the others: retry each in its own transaction.
             logger.error("write batch failed; retrying one by one", metadata: ["writes": "\(batch.count)", "error": "\(Self.describe(error))"])
-            for item in batch {
+            for (write, ticket) in zip(batch.writes, batch.tickets) {
+                let one = Batch(writes: [write], tickets: [ticket])
                 do {
-                    try store.commit([item.write])
-                    settle(item, nil)
+                    try store.commit(one.writes)
+                    settle(one, nil)
                 } catch {
-                    logger.error("write failed", metadata: ["user": "\(item.write.user)", "error": "\(Self.describe(error))"])
-                    settle(item, error)
+                    logger.error("write failed", metadata: ["user": "\(write.user)", "error": "\(Self.describe(error))"])
+                    settle(one, error)
                 }
             }
         }
     }
 
-    private func settle(_ item: Item, _ error: (any Error)?) {
-        settled(item, error)
-        item.ticket?.complete(error)
+    private func settle(_ batch: Batch, _ error: (any Error)?) {
+        settled(batch.writes, error)
+        for ticket in batch.tickets { ticket?.complete(error) }
     }
 
     /// An error's type and, for SQLite, its result code: never values from requests.

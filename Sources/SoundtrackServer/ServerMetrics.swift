@@ -24,6 +24,7 @@ public final class ServerMetrics: Sendable {
     let cachedUsers: Gauge
     let commitSeconds: DurationHistogram
     let checkpoints: Counter
+    let walRestarts: Counter
     let walPendingFrames: Gauge
 
     private static let latencyBuckets: [Duration] = [
@@ -49,6 +50,7 @@ public final class ServerMetrics: Sendable {
         cachedUsers = r.makeGauge(
             descriptor: .init(namespace: "soundtrack", metricName: "cached_users", unitName: "", helpText: "Users whose state is in memory."), labels: [])
         checkpoints = counter("wal_checkpoints", "WAL checkpoints run beside the writer.")
+        walRestarts = counter("wal_restarts", "Checkpoints that held the writer back to let the WAL start over.")
         walPendingFrames = r.makeGauge(
             descriptor: .init(namespace: "soundtrack", metricName: "wal_pending_frames", unitName: "",
                               helpText: "WAL frames not yet copied into the database file after the last checkpoint."), labels: [])

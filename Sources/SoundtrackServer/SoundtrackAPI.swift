@@ -46,7 +46,7 @@ public final class SoundtrackAPI: Sendable {
             store: service.store, maxBatch: configuration.maxWriteBatch, maxQueued: configuration.maxQueuedWrites,
             pickDelay: configuration.pickCommitDelay,
             metrics: metrics, logger: logger,
-            settled: { item, error in live.settled(item, error) })
+            settled: { items, error in live.settled(items, error) })
         live.attach(writer)
         self.live = live
         self.writer = writer

@@ -41,6 +41,23 @@ public enum PendingWrite: Sendable {
     }
 }
 
+extension UserState {
+    /// What ``Store/commit(_:)`` needs of this state to write its ``changes``: the state without
+    /// the bins that did not change. A queued write holding this instead of the whole state does
+    /// not keep the other bins (and the scoring rows) shared with the live state, so the next
+    /// change to the live state does not copy them.
+    public var pendingPart: UserState {
+        var numbers = changes.bins
+        for key in changes.songs { numbers.insert(key.bin) }
+        var part = UserState(
+            user: user, bins: numbers.isEmpty ? [] : bins.filter { numbers.contains($0.number) }, weights: weights,
+            places: places, session: session, recentTracks: recentTracks, pickCounter: pickCounter,
+            nextBinNumber: nextBinNumber)
+        part.changes = changes
+        return part
+    }
+}
+
 extension Store {
     /// Loads a user's state with the feedback sequence and settings, for a cache.
     /// - Throws: ``InputError`` (`user`) when there is no such user.
@@ -83,7 +100,9 @@ extension Store {
     }
 
     /// Commits writes in one transaction, in order. Successive states of one user are written
-    /// once, from the latest state with the union of their changes; every pick and feedback row is inserted.
+    /// once, from the latest state with the union of their changes (a state may hold only the bins
+    /// it changed, as ``UserState/pendingPart``: a bin an earlier state changed and a later one
+    /// does not hold is written from the earlier); every pick and feedback row is inserted.
     /// - Throws: a database error; then nothing of the batch is written.
     public func commit(_ writes: [PendingWrite]) throws {
         try writer.write { db in try Self.commit(writes, db) }
@@ -108,8 +127,14 @@ extension Store {
             c.songs.formUnion(s.changes.songs)
             c.weights = c.weights || s.changes.weights
             c.places = c.places || s.changes.places
-            old = s
-            old.changes = c
+            var merged = s
+            var carried = old.changes.bins
+            for key in old.changes.songs { carried.insert(key.bin) }
+            for number in carried where merged.binIndex(number: number) == nil {
+                if let i = old.binIndex(number: number) { merged.bins.append(old.bins[i]) }
+            }
+            merged.changes = c
+            old = merged
             latest[s.user] = old
         }
         func flush() throws {

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import SoundtrackContext
+import SoundtrackEngine
 import SoundtrackServer
 import SoundtrackStore
 
@@ -75,6 +76,42 @@ import SoundtrackStore
             }
         }
         #expect(try f.service.store.user("u-1")?.picks == 50)
+    }
+
+    @Test func queuedWritesHoldOnlyTheBinsTheyChangedAndMergeWithoutLosingAny() throws {
+        let f = try Fixture()
+        let store = f.service.store
+        let zeros = [Float](repeating: 0, count: FeatureLayout.dimension)
+        func bin(_ n: Int) -> Bin {
+            Bin(number: n, label: "bin \(n)", centroid: zeros, spread: zeros, observed: zeros, observations: 1, songs: [],
+                prior: nil, createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
+        }
+        var state = UserState(
+            user: "u-1", bins: [bin(1), bin(2), bin(3)], weights: zeros, places: PlaceBook(), session: SessionState(),
+            recentTracks: [], pickCounter: 0, nextBinNumber: 4)
+        try store.saveWholeState(state, at: Date())
+        func record(_ seq: Int64) -> PickRecord {
+            PickRecord(pickId: "p-test-\(seq)", user: "u-1", at: Date(), binNumber: 1, trackId: "t", features: FeatureVector(), ranking: [])
+        }
+        // Two queued writes of one user, each changing another bin: each holds only its bin.
+        state.changes = UserState.Changes()
+        state.bins[0].label = "first"
+        state.changes.bins = [1]
+        state.pickCounter = 1
+        let a = state.pendingPart
+        state.changes = UserState.Changes()
+        state.bins[1].label = "second"
+        state.changes.bins = [2]
+        state.pickCounter = 2
+        let b = state.pendingPart
+        #expect(a.bins.map(\.number) == [1])
+        #expect(b.bins.map(\.number) == [2])
+        // Committed together, the user's state is written once: both bins and the latest counter.
+        try store.commit([.pick(state: a, record: record(0), seq: 0), .pick(state: b, record: record(1), seq: 1)])
+        let stored = try store.loadCachedState(user: "u-1", defaults: zeros).state
+        #expect(stored.bins.map(\.label) == ["first", "second", "bin 3"])
+        #expect(stored.pickCounter == 2)
+        #expect(try store.user("u-1")?.picks == 2)
     }
 
     @Test func aRestartCheckpointLetsTheNextTransactionWriteTheLogFromItsStart() throws {
