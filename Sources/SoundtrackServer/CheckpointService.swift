@@ -26,10 +26,7 @@ final class CheckpointService: Service, Sendable {
     private let stopped = Mutex(false)
     private let wake = DispatchSemaphore(value: 0)
 
-    init(
-        checkpointer: WALCheckpointer, interval: Duration = .milliseconds(100), restartFrames: Int = 20_000,
-        metrics: ServerMetrics, logger: Logger
-    ) {
+    init(checkpointer: WALCheckpointer, interval: Duration, restartFrames: Int, metrics: ServerMetrics, logger: Logger) {
         self.checkpointer = checkpointer
         self.metrics = metrics
         self.interval = interval

@@ -37,6 +37,12 @@ public struct ServerConfiguration: Sendable {
     /// changed on it, so bigger transactions cost less per pick; a crash loses at most this much
     /// of the last picks (never acknowledged feedback). 0 commits picks as soon as possible.
     public var pickCommitDelay: Duration = .milliseconds(250)
+    /// How often the checkpoint thread copies the WAL back into the database file. Pages the
+    /// writer rewrites in that time are copied once; the WAL grows by what is written meanwhile.
+    public var checkpointInterval: Duration = .milliseconds(500)
+    /// The WAL size (in 4 KiB frames) past which a checkpoint holds the writer back to let the WAL
+    /// start over (the passive ones cannot while the writer keeps writing): bounds the WAL file.
+    public var checkpointRestartFrames: Int = 50_000
     /// SQLite's page cache of the writer's connection, in KiB (the writer touches the picks' and
     /// sessions' index pages all over the file; SQLite's default is 2,000 KiB).
     public var writerCacheKiB: Int = 65536

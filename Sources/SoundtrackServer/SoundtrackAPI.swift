@@ -39,7 +39,9 @@ public final class SoundtrackAPI: Sendable {
         // The writer's connection: a larger page cache, and checkpoints left to a thread of their own.
         let background = service.store.path != nil
         try service.store.configureWriter(cacheKiB: configuration.writerCacheKiB, autoCheckpoint: !background)
-        checkpoints = background ? CheckpointService(checkpointer: try WALCheckpointer(store: service.store), metrics: metrics, logger: logger) : nil
+        checkpoints = background ? CheckpointService(
+                checkpointer: try WALCheckpointer(store: service.store), interval: configuration.checkpointInterval,
+                restartFrames: configuration.checkpointRestartFrames, metrics: metrics, logger: logger) : nil
         let index = CatalogIndex(tracks: try service.store.allTracks())
         let live = LiveRecommender(service: service, index: index, metrics: metrics, logger: logger)
         let writer = GroupCommitWriter(
