@@ -65,11 +65,14 @@ extension Store {
             recentTracks: recent, pickCounter: u["pick_counter"], nextBinNumber: u["next_bin_number"])
     }
 
-    /// Writes what the engine changed (``UserState/changes``), the counters and the session; clears the changes.
-    static func saveState(_ db: Database, _ state: inout UserState) throws {
+    /// Writes what the engine changed (``UserState/changes``), the counters (unless the caller knows
+    /// they did not change) and the session; clears the changes.
+    static func saveState(_ db: Database, _ state: inout UserState, counters: Bool = true) throws {
         let user = state.user
-        try db.cachedStatement(sql: "UPDATE users SET pick_counter = ?, next_bin_number = ? WHERE id = ?")
-            .execute(arguments: [state.pickCounter, state.nextBinNumber, user])
+        if counters {
+            try db.cachedStatement(sql: "UPDATE users SET pick_counter = ?, next_bin_number = ? WHERE id = ?")
+                .execute(arguments: [state.pickCounter, state.nextBinNumber, user])
+        }
         let changes = state.changes
         if !changes.bins.isEmpty {
             let stmt = try db.cachedStatement(sql: """

@@ -114,6 +114,30 @@ import SoundtrackStore
         #expect(try store.user("u-1")?.picks == 2)
     }
 
+    @Test func countersAreWrittenByPicksAndByFeedbackThatMakesABin() async throws {
+        let f = try Fixture()
+        let key = f.keys["u-2"]!
+        let store = f.service.store
+        let track = try f.track
+        let zeros = [Float](repeating: 0, count: FeatureLayout.dimension)
+        let stored: @Sendable () throws -> UserState = { try store.loadCachedState(user: "u-2", defaults: zeros).state }
+        try await f.api.buildApplication().test(.router) { client in
+            // A user without bins: feedback with a snapshot makes bin 1, and the next number is kept.
+            var r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "c-1", user: "u-2", track: track, snapshot: true))
+            #expect(r.json["created_bin"]?.stringValue == "b-1")
+            #expect(try stored().nextBinNumber == 2)
+            #expect(try stored().bins.count == 1)
+            // Feedback that makes no bin leaves the counters as they are.
+            r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "c-2", user: "u-2", track: track, snapshot: true))
+            #expect(r.json["status"]?.stringValue == "applied")
+            #expect(r.json["created_bin"] == nil)
+            #expect(try stored().nextBinNumber == 2)
+            // A pick moves the pick counter.
+            #expect(try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-2")).status == .ok)
+        }
+        #expect(try stored().pickCounter == 1)
+    }
+
     @Test func aRestartCheckpointLetsTheNextTransactionWriteTheLogFromItsStart() throws {
         let f = try Fixture()
         let store = f.service.store
