@@ -39,10 +39,10 @@ public struct ServerConfiguration: Sendable {
     public var pickCommitDelay: Duration = .milliseconds(250)
     /// How often the checkpoint thread copies the WAL back into the database file. Pages the
     /// writer rewrites in that time are copied once; the WAL grows by what is written meanwhile.
-    public var checkpointInterval: Duration = .milliseconds(500)
+    public var checkpointInterval: Duration = .milliseconds(100)
     /// The WAL size (in 4 KiB frames) past which a checkpoint holds the writer back to let the WAL
     /// start over (the passive ones cannot while the writer keeps writing): bounds the WAL file.
-    public var checkpointRestartFrames: Int = 50_000
+    public var checkpointRestartFrames: Int = 20_000
     /// SQLite's page cache of the writer's connection, in KiB (the writer touches the picks' and
     /// sessions' index pages all over the file; SQLite's default is 2,000 KiB).
     public var writerCacheKiB: Int = 65536
