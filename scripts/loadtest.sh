@@ -4,12 +4,16 @@
 #   scripts/loadtest.sh [USERS] [SECONDS] [CONNECTIONS]      defaults: 10000 20 64
 #
 # Creates a fresh database with the bundled 20k catalog, USERS users and one key each, starts
-# the release build of the service on 127.0.0.1, warms every user up (their first picks create
-# bins), then runs picks and feedback for SECONDS each, stops the service with SIGTERM, and checks
+# the release build of the service on 127.0.0.1, warms every user up (one pick of each user in
+# each of the four contexts the picks use: this loads every user's state and creates the bins, so
+# the measured phases run on known users, as a service does once its users are back), then runs
+# picks and feedback for SECONDS each, stops the service with SIGTERM, and checks
 # that the database holds exactly the feedback events the service acknowledged (counted by the
 # service: wrk drops the replies still in flight when its time is up).
 # Environment: SOUNDTRACK_BIN (default .build-server/release/soundtrack, else .build/release/soundtrack),
-# PORT (default 18080), THREADS (wrk threads, default 1), KEEP=1 keeps the work directory.
+# PORT (default 18080), THREADS (wrk threads, default 1), KEEP=1 keeps the work directory,
+# PERF=PHASE (warmup, picks or feedback) records `perf record -g` of the service during that phase
+# into the work directory (implies KEEP=1), SERVE_ARGS adds options to `serve`.
 # The last column is the service's own CPU time (user + system, from /proc) per request.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +50,7 @@ for (i,) in sqlite3.connect(sys.argv[1]).execute("SELECT id FROM songs ORDER BY 
 PY
 printf "   %.1f s\n" "$(echo "$(date +%s.%N) - $t0" | bc)"
 
-"$BIN" serve --db "$DB" --host 127.0.0.1 --port "$PORT" --rate 1000 --log-level notice 2> "$WORK/serve.log" &
+"$BIN" serve --db "$DB" --host 127.0.0.1 --port "$PORT" --rate 1000 --log-level notice ${SERVE_ARGS:-} 2> "$WORK/serve.log" &
 SERVER_PID=$!
 for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null || { cat "$WORK/serve.log"; exit 1; }
@@ -54,15 +58,37 @@ head -1 "$WORK/serve.log"
 
 export KEYS_FILE=$WORK/keys.tsv TRACKS_FILE=$WORK/tracks.txt LUA_DIR=$PWD/scripts/loadtest RUN_ID=run$$
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }  # the service's user + system CPU, in clock ticks
-run() {  # phase script seconds
-  local before after
+metric() { sed -n "s/^$2 //p" "$1" | head -1; }
+run() {  # phase script seconds (the warm-up stops by itself when every user had its picks)
+  local before after perf_pid=
+  curl -fs "http://127.0.0.1:$PORT/metrics" > "$WORK/$1.metrics.before"
+  if [[ "${PERF:-}" == "$1" ]]; then
+    KEEP=1
+    perf record -q -g -p "$SERVER_PID" -o "$WORK/perf.data" 2> "$WORK/perf.log" &
+    perf_pid=$!
+  fi
   before=$(cpu_ticks)
-  SUMMARY_FILE=$WORK/$1.summary wrk -t"$THREADS" -c"$CONNECTIONS" -d"$3"s --timeout 5s --latency -s "scripts/loadtest/$2.lua" "http://127.0.0.1:$PORT" > "$WORK/$1.wrk"
+  if [[ "$2" == warmup ]]; then  # one thread; stopped (SIGINT: wrk then reports) once every pick is answered
+    SUMMARY_FILE=$WORK/$1.summary DONE_FILE=$WORK/$1.done wrk -t1 -c"$CONNECTIONS" -d"$3"s --timeout 5s --latency \
+      -s "scripts/loadtest/$2.lua" "http://127.0.0.1:$PORT" > "$WORK/$1.wrk" &
+    local wrk_pid=$!
+    while kill -0 "$wrk_pid" 2>/dev/null && [[ ! -e "$WORK/$1.done" ]]; do sleep 0.1; done
+    kill -INT "$wrk_pid" 2>/dev/null || true
+    wait "$wrk_pid"
+  else
+    SUMMARY_FILE=$WORK/$1.summary wrk -t"$THREADS" -c"$CONNECTIONS" -d"$3"s --timeout 5s --latency -s "scripts/loadtest/$2.lua" "http://127.0.0.1:$PORT" > "$WORK/$1.wrk"
+  fi
   after=$(cpu_ticks)
+  [[ -n "$perf_pid" ]] && { kill -INT "$perf_pid"; wait "$perf_pid" || true; }
   echo "cpu_ticks=$((after - before))" >> "$WORK/$1.summary"
+  curl -fs "http://127.0.0.1:$PORT/metrics" > "$WORK/$1.metrics.after"
+  local m
+  for m in soundtrack_write_batches_total soundtrack_writes_committed_total soundtrack_commit_duration_seconds_sum soundtrack_bins_created_total; do
+    echo "$m=$(echo "$(metric "$WORK/$1.metrics.after" "$m") - $(metric "$WORK/$1.metrics.before" "$m")" | bc -l)" >> "$WORK/$1.summary"
+  done
 }
-echo "== warm-up: picks for ${SECONDS_PER_PHASE}s (first picks create every user's bins)"
-run warmup picks "$SECONDS_PER_PHASE"
+echo "== warm-up: every user once in each of the four contexts ($((USERS * 4)) picks; first picks create the bins)"
+run warmup warmup 600
 echo "== picks: ${SECONDS_PER_PHASE}s, $CONNECTIONS connections"
 run picks picks "$SECONDS_PER_PHASE"
 echo "== feedback: ${SECONDS_PER_PHASE}s, $CONNECTIONS connections, one event a request"
@@ -95,6 +121,14 @@ printf "%-10s %10s %8s %8s %12s %9s %9s %9s %14s\n" phase ok non-200 sockerr "pe
 row warmup warm-up
 row picks picks
 row feedback feedback
+echo
+printf "%-10s %12s %12s %18s %14s\n" phase "bins made" "commits" "writes a commit" "writer busy %"
+for p in warmup picks feedback; do
+  batches=$(get $p soundtrack_write_batches_total)
+  printf "%-10s %12.0f %12.0f %18.1f %14.1f\n" "$p" "$(get $p soundtrack_bins_created_total)" "$batches" \
+    "$(echo "$(get $p soundtrack_writes_committed_total) / ($batches + 0.000001)" | bc -l)" \
+    "$(echo "100 * $(get $p soundtrack_commit_duration_seconds_sum) / ($(get $p duration_us) / 1000000)" | bc -l)"
+done
 acked=$(get feedback ok)
 echo
 echo "feedback: acknowledged by the service $server_acked, received by wrk $acked (wrk drops the replies in flight when its time is up)"

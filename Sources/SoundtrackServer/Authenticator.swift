@@ -27,18 +27,35 @@ public struct Principal: Sendable, Equatable {
     }
 }
 
-/// Checks `Authorization: Bearer <key>` against the stored hashes, with a short-lived cache so a
-/// hot key costs one SHA-256 and a dictionary lookup, and applies each key's rate limit.
+/// Checks `Authorization: Bearer <key>` against the stored hashes, with a cache so a hot key
+/// costs one dictionary lookup, and applies each key's rate limit.
+///
+/// A cached lookup is trusted for `keyCacheSeconds` after it was last validated. Rather than
+/// looking each key up again when that time is up, every half of it one query reads all keys'
+/// revocation states in the background: revoked and deleted keys leave the cache, and every key
+/// still cached counts as validated when that query started. So a revoked key stops working
+/// within `keyCacheSeconds`, and a key in use is looked up once.
 public final class Authenticator: Sendable {
     private struct Entry {
+        /// `nil`: no such key, or a revoked one.
         var principal: Principal?
-        var expires: Double
+        /// When this key was looked up (monotonic seconds).
+        var lookedUp: Double
+    }
+
+    private struct Cache {
+        var entries: [String: Entry] = [:]
+        /// When the last revalidation of all keys started: keys cached at its end are valid from then.
+        var revalidated = -Double.infinity
+        /// When the next revalidation is due.
+        var nextRevalidation = -Double.infinity
+        var revalidating = false
     }
 
     private let store: Store
     private let ttl: Double
     private let clock: ServerClock
-    private let cache = Mutex<[String: Entry]>([:])
+    private let cache = Mutex(Cache())
     private let limiter: RateLimiter
     private let userRate: RateLimit
     private let adminRate: RateLimit
@@ -58,13 +75,23 @@ public final class Authenticator: Sendable {
     public func authenticate(authorization: String?) throws -> Principal {
         guard let header = authorization, header.utf8.count < 200 else { throw APIError.unauthorized }
         let now = clock.monotonic()
-        // A hot key costs one dictionary lookup by its header value; the header is parsed and the
-        // key hashed only on a miss. Entries expire after `keyCacheSeconds`, so a revoked key stops
-        // working within that time in every process.
-        let cached = cache.withLock { $0[header] }
+        let (cached, revalidate): (Principal??, Bool) = cache.withLock { c in
+            var revalidate = false
+            if ttl > 0, now >= c.nextRevalidation, !c.revalidating, !c.entries.isEmpty {
+                c.revalidating = true
+                revalidate = true
+            }
+            guard let e = c.entries[header] else { return (nil, revalidate) }
+            // Unknown keys are not revalidated in bulk: they are looked up again when their time is up.
+            let validated = e.principal == nil ? e.lookedUp : max(e.lookedUp, c.revalidated)
+            return (now - validated < ttl ? .some(e.principal) : nil, revalidate)
+        }
+        if revalidate {
+            Task.detached { self.revalidate() }
+        }
         let principal: Principal?
-        if let cached, cached.expires > now {
-            principal = cached.principal
+        if let cached {
+            principal = cached
         } else {
             let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
             guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw APIError.unauthorized }
@@ -72,9 +99,11 @@ public final class Authenticator: Sendable {
             guard APIKeys.isWellFormed(key) else { throw APIError.unauthorized }
             let record = try store.key(hash: APIKeys.hash(key))
             principal = record.flatMap { r in r.revokedAt == nil ? Principal(keyId: r.id, role: r.role, user: r.user) : nil }
-            cache.withLock { c in
-                if c.count > 100_000 { c.removeAll(keepingCapacity: true) }
-                c[header] = Entry(principal: principal, expires: now + ttl)
+            if ttl > 0 {
+                cache.withLock { c in
+                    if c.entries.count > 100_000 { c.entries.removeAll(keepingCapacity: true) }
+                    c.entries[header] = Entry(principal: principal, lookedUp: now)
+                }
             }
         }
         guard let principal else { throw APIError.unauthorized }
@@ -85,8 +114,39 @@ public final class Authenticator: Sendable {
         return principal
     }
 
+    /// When the last finished revalidation started (monotonic seconds), or `nil` before the first.
+    public var lastRevalidation: Double? {
+        cache.withLock { $0.revalidated.isFinite ? $0.revalidated : nil }
+    }
+
+    /// Revalidates every cached key with one query: revoked and deleted keys leave the cache, and
+    /// the others count as validated when the query started. Runs by itself, in the background,
+    /// every half `keyCacheSeconds` while requests come in.
+    public func revalidate() {
+        let start = clock.monotonic()
+        let revoked: [String: Bool]?
+        do {
+            revoked = try store.keyRevocations()
+        } catch {
+            revoked = nil  // the entries then expire one by one and are looked up again
+        }
+        cache.withLock { c in
+            c.revalidating = false
+            c.nextRevalidation = start + ttl / 2
+            guard let revoked else { return }
+            // One pass that only reads, then the (usually no) removals: the dictionary is not rebuilt
+            // while requests wait for the lock.
+            var gone: [String] = []
+            for (header, entry) in c.entries {
+                if let p = entry.principal, revoked[p.keyId] != false { gone.append(header) }
+            }
+            for header in gone { c.entries[header] = nil }
+            c.revalidated = start
+        }
+    }
+
     /// Forgets cached lookups (after keys change in this process).
     public func invalidate() {
-        cache.withLock { $0.removeAll() }
+        cache.withLock { $0.entries.removeAll() }
     }
 }

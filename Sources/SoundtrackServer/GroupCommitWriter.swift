@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -6,125 +8,238 @@ import SoundtrackStore
 /// The single writer: takes the writes the request handlers queue, commits everything queued
 /// so far in one transaction (group commit), then fulfils their tickets. It runs as a service
 /// and, on graceful shutdown, commits what is left before it returns.
+///
+/// The commits run on a thread of their own, not on Swift's cooperative pool: a commit blocks
+/// in SQLite (and in `fsync`), and on the pool every step of the writer would wait in line
+/// behind the request handlers' jobs. The queue is bounded (``GroupCommitWriter/admit()``), so
+/// a writer that falls behind slows the picks down instead of piling up writes in memory.
 final class GroupCommitWriter: Service, Sendable {
-    struct Item: Sendable {
-        var write: PendingWrite
-        var ticket: CommitTicket?
+    /// Writes taken together: the writes (handed to the store as they are) and their tickets.
+    struct Batch: Sendable {
+        var writes: [PendingWrite] = []
+        var tickets: [CommitTicket?] = []
+        var count: Int { writes.count }
+        var isEmpty: Bool { writes.isEmpty }
+
+        mutating func append(_ write: PendingWrite, _ ticket: CommitTicket?) {
+            writes.append(write)
+            tickets.append(ticket)
+        }
+
+        /// The first `n` writes, removed from this batch.
+        mutating func removeFirst(_ n: Int) -> Batch {
+            let head = Batch(writes: Array(writes.prefix(n)), tickets: Array(tickets.prefix(n)))
+            writes.removeFirst(n)
+            tickets.removeFirst(n)
+            return head
+        }
+    }
+
+    private enum Waiting {
+        /// The writer thread is awake.
+        case no
+        /// It sleeps until a write comes.
+        case forWrites
+        /// It holds picks back until `oldest + pickDelay`, a write someone waits for, or a full batch.
+        case toGather
     }
 
     private struct State {
-        var items: [Item] = []
-        var waiter: CheckedContinuation<Void, Never>?
+        var items = Batch()
+        /// Whether the writer thread sleeps (then `wake` must be signalled for it to go on).
+        var waiting = Waiting.no
+        /// Whether a queued write has someone waiting for its commit (feedback, forget).
+        var urgent = false
+        /// When the oldest queued write was queued.
+        var oldest = ContinuousClock.now
         var closed = false
+        /// Handlers waiting in ``admit()`` for the queue to go below `maxQueued`.
+        var admissions: [CheckedContinuation<Void, Never>] = []
     }
 
     private let store: Store
     private let maxBatch: Int
+    private let maxQueued: Int
+    private let pickDelay: Duration
     private let logger: Logger
     private let metrics: ServerMetrics
     private let state = Mutex(State())
-    /// Called after each item is settled (committed: `nil`; failed: its error), in order.
-    let settled: @Sendable (Item, (any Error)?) -> Void
+    private let wake = DispatchSemaphore(value: 0)
+    /// Called with the writes of each commit (committed: `nil`; failed: the error) before their tickets complete.
+    let settled: @Sendable ([PendingWrite], (any Error)?) -> Void
 
-    init(store: Store, maxBatch: Int, metrics: ServerMetrics, logger: Logger, settled: @escaping @Sendable (Item, (any Error)?) -> Void) {
+    init(
+        store: Store, maxBatch: Int, maxQueued: Int, pickDelay: Duration, metrics: ServerMetrics, logger: Logger,
+        settled: @escaping @Sendable ([PendingWrite], (any Error)?) -> Void
+    ) {
         self.store = store
         self.maxBatch = max(1, maxBatch)
+        self.maxQueued = max(1, maxQueued)
+        self.pickDelay = pickDelay
         self.metrics = metrics
         self.logger = logger
         self.settled = settled
     }
 
+    /// Waits while the queue holds `maxQueued` writes or more (back-pressure for picks, which do
+    /// not otherwise wait for the writer). Returns at once when the writer is closed.
+    func admit() async {
+        if state.withLock({ $0.items.count < maxQueued || $0.closed }) { return }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let (now, signal) = state.withLock { s in
+                if s.items.count < maxQueued || s.closed { return (true, false) }
+                s.admissions.append(c)
+                // A writer holding picks back commits them now: someone waits for room.
+                guard s.waiting == .toGather else { return (false, false) }
+                s.waiting = .no
+                return (false, true)
+            }
+            if now { c.resume() }
+            if signal { wake.signal() }
+        }
+    }
+
     /// Queues a write. - Throws: ``APIError/unavailable`` once the writer has stopped taking writes.
     func enqueue(_ write: PendingWrite, ticket: CommitTicket?) throws(APIError) {
-        let waiter: CheckedContinuation<Void, Never>? = try state.withLock { (s: inout State) throws(APIError) in
+        let signal: Bool = try state.withLock { (s: inout State) throws(APIError) in
             guard !s.closed else { throw APIError.unavailable }
-            s.items.append(Item(write: write, ticket: ticket))
-            defer { s.waiter = nil }
-            return s.waiter
+            if s.items.isEmpty { s.oldest = .now }
+            s.items.append(write, ticket)
+            if ticket != nil { s.urgent = true }
+            let signal: Bool
+            switch s.waiting {
+            case .no: signal = false
+            case .forWrites: signal = true
+            case .toGather: signal = ticket != nil || s.items.count >= maxBatch
+            }
+            if signal { s.waiting = .no }
+            return signal
         }
-        waiter?.resume()
+        if signal { wake.signal() }
     }
+
+    /// The number of writes waiting for the next transaction.
+    var queued: Int { state.withLock { $0.items.count } }
 
     /// Whether the writer still takes writes.
     var isOpen: Bool { state.withLock { !$0.closed } }
 
     /// Stops taking writes; what is queued is still committed.
     func close() {
-        let waiter = state.withLock { s in
+        let (signal, admissions) = state.withLock { s in
             s.closed = true
-            defer { s.waiter = nil }
-            return s.waiter
+            defer {
+                s.waiting = .no
+                s.admissions = []
+            }
+            return (s.waiting != .no, s.admissions)
         }
-        waiter?.resume()
+        for a in admissions { a.resume() }
+        if signal { wake.signal() }
     }
 
     func run() async throws {
-        try await withGracefulShutdownHandler {
-            try await self.loop()
-        } onGracefulShutdown: {
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    let thread = Thread {
+                        nameThread("st-writer")
+                        self.loop()
+                        done.resume()
+                    }
+                    thread.start()
+                }
+            } onGracefulShutdown: {
+                self.close()
+            }
+        } onCancel: {
             self.close()
         }
         logger.info("writer stopped: every queued write is committed")
     }
 
-    private func loop() async throws {
-        while true {
-            let (batch, closed) = await next()
-            if batch.isEmpty {
-                if closed { return }
-                continue
-            }
-            await commit(batch)
+    /// The writer thread: takes what is queued, commits it, settles it; sleeps when there is nothing.
+    /// Picks alone are held back up to `pickDelay` so that more of them share a transaction (each
+    /// transaction rewrites the index and session pages it touches, whatever the number of rows).
+    private func loop() {
+        enum Next {
+            case sleep(until: ContinuousClock.Instant?)
+            case commit(Batch, admissions: [CheckedContinuation<Void, Never>])
+            case exit
         }
-    }
-
-    private func next() async -> ([Item], Bool) {
         while true {
-            let taken: ([Item], Bool)? = state.withLock { s in
-                if s.items.isEmpty && !s.closed { return nil }
-                let n = min(maxBatch, s.items.count)
-                let batch = Array(s.items.prefix(n))
-                s.items.removeFirst(n)
-                return (batch, s.closed && s.items.isEmpty)
-            }
-            if let taken { return taken }
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { s in
-                    if !s.items.isEmpty || s.closed { return true }
-                    s.waiter = c
-                    return false
+            let next: Next = state.withLock { s in
+                s.waiting = .no
+                if s.items.isEmpty {
+                    if s.closed { return .exit }
+                    s.waiting = .forWrites
+                    return .sleep(until: nil)
                 }
-                if resumeNow { c.resume() }
+                let due = s.oldest + pickDelay
+                if !s.urgent, !s.closed, s.admissions.isEmpty, s.items.count < maxBatch, ContinuousClock.now < due {
+                    s.waiting = .toGather
+                    return .sleep(until: due)
+                }
+                let batch: Batch
+                if s.items.count <= maxBatch {
+                    batch = s.items
+                    s.items = Batch()
+                    s.urgent = false
+                } else {
+                    batch = s.items.removeFirst(maxBatch)
+                    s.urgent = s.items.tickets.contains { $0 != nil }
+                    s.oldest = .now
+                }
+                var admissions: [CheckedContinuation<Void, Never>] = []
+                if s.items.count < maxQueued {
+                    admissions = s.admissions
+                    s.admissions = []
+                }
+                return .commit(batch, admissions: admissions)
+            }
+            switch next {
+            case .exit:
+                return
+            case .sleep(until: nil):
+                wake.wait()
+            case let .sleep(until: deadline?):
+                let left = ContinuousClock.now.duration(to: deadline)
+                let nanos = max(0, left.components.seconds * 1_000_000_000 + left.components.attoseconds / 1_000_000_000)
+                _ = wake.wait(timeout: .now() + .nanoseconds(Int(nanos)))
+            case let .commit(batch, admissions):
+                for a in admissions { a.resume() }
+                commit(batch)
             }
         }
     }
 
-    private func commit(_ batch: [Item]) async {
+    private func commit(_ batch: Batch) {
         let start = ContinuousClock.now
         do {
-            try await store.commitAsync(batch.map(\.write))
+            try store.commit(batch.writes)
             metrics.commitSeconds.record(ContinuousClock.now - start)
             metrics.writeBatches.increment()
             metrics.writesCommitted.increment(by: Int64(batch.count))
-            for item in batch { settle(item, nil) }
+            settle(batch, nil)
         } catch {
             // One bad write must not sink the others: retry each in its own transaction.
             logger.error("write batch failed; retrying one by one", metadata: ["writes": "\(batch.count)", "error": "\(Self.describe(error))"])
-            for item in batch {
+            for (write, ticket) in zip(batch.writes, batch.tickets) {
+                let one = Batch(writes: [write], tickets: [ticket])
                 do {
-                    try await store.commitAsync([item.write])
-                    settle(item, nil)
+                    try store.commit(one.writes)
+                    settle(one, nil)
                 } catch {
-                    logger.error("write failed", metadata: ["user": "\(item.write.user)", "error": "\(Self.describe(error))"])
-                    settle(item, error)
+                    logger.error("write failed", metadata: ["user": "\(write.user)", "error": "\(Self.describe(error))"])
+                    settle(one, error)
                 }
             }
         }
     }
 
-    private func settle(_ item: Item, _ error: (any Error)?) {
-        settled(item, error)
-        item.ticket?.complete(error)
+    private func settle(_ batch: Batch, _ error: (any Error)?) {
+        settled(batch.writes, error)
+        for ticket in batch.tickets { ticket?.complete(error) }
     }
 
     /// An error's type and, for SQLite, its result code: never values from requests.

@@ -68,8 +68,10 @@ public final class LiveRecommender: Sendable {
     // MARK: - Picks
 
     /// Picks a track for a snapshot: from the cached state, learning unless `learn` is false.
+    /// A learning pick first waits while the writer's queue is full (it does not wait for its own commit).
     /// - Throws: ``APIError`` `unknown_user` for an unknown user, `unavailable` when shutting down.
-    public func pick(_ snapshot: Snapshot, top: Int = 1, learn: Bool = true) throws -> Pick {
+    public func pick(_ snapshot: Snapshot, top: Int = 1, learn: Bool = true) async throws -> Pick {
+        if learn { await writer.admit() }
         let pick: Pick = try withUser(snapshot.user) { cached in
             if !learn {
                 var copy = cached.state
@@ -77,7 +79,7 @@ public final class LiveRecommender: Sendable {
             }
             let seq = cached.state.pickCounter
             let (pick, record) = engine.pick(snapshot, state: &cached.state, top: top)
-            let write = PendingWrite.pick(state: cached.state, record: record, seq: seq)
+            let write = PendingWrite.pick(state: cached.state.pendingPart, record: record, seq: seq)
             cached.state.changes = UserState.Changes()
             pendingPicks.withLock { $0[record.pickId] = record }
             do {
@@ -98,6 +100,7 @@ public final class LiveRecommender: Sendable {
     /// Applies feedback events in order and waits until all are committed.
     /// - Returns: one result per event, in order: the outcome, or the error that rejected it.
     public func feedback(_ events: [FeedbackEvent]) async -> [Result<FeedbackResult, any Error>] {
+        await writer.admit()
         var staged: [(ticket: CommitTicket, duplicate: Bool, outcome: FeedbackOutcome?)?] = []
         var results: [Result<FeedbackResult, any Error>?] = []
         for event in events {
@@ -166,7 +169,8 @@ public final class LiveRecommender: Sendable {
             var state = cached.state
             let outcome = try engine.feedback(event, pick: record, state: &state)
             let seq = cached.feedbackSeq + 1
-            let write = PendingWrite.feedback(state: state, event: event, outcome: outcome, seq: seq, keepSnapshot: cached.keepRawSnapshots)
+            let write = PendingWrite.feedback(
+                state: state.pendingPart, event: event, outcome: outcome, seq: seq, keepSnapshot: cached.keepRawSnapshots)
             state.changes = UserState.Changes()
             try writer.enqueue(write, ticket: ticket)
             claimed = false
@@ -227,18 +231,23 @@ public final class LiveRecommender: Sendable {
 
     // MARK: - Writer callbacks
 
-    func settled(_ item: GroupCommitWriter.Item, _ error: (any Error)?) {
-        switch item.write {
-        case let .pick(_, record, _):
-            pendingPicks.withLock { _ = $0.removeValue(forKey: record.pickId) }
-        case let .feedback(_, event, _, _, _):
-            pendingEvents.withLock { _ = $0.removeValue(forKey: event.id) }
-        case .forget:
-            break
+    /// Forgets the pending picks and event claims of settled writes (one lock each for a whole
+    /// batch); a user whose write failed is reloaded from the database on next use.
+    func settled(_ writes: [PendingWrite], _ error: (any Error)?) {
+        var picks: [String] = [], events: [String] = []
+        for write in writes {
+            switch write {
+            case let .pick(_, record, _): picks.append(record.pickId)
+            case let .feedback(_, event, _, _, _): events.append(event.id)
+            case .forget: break
+            }
         }
-        if error != nil {
+        if !picks.isEmpty { pendingPicks.withLock { p in for id in picks { p.removeValue(forKey: id) } } }
+        if !events.isEmpty { pendingEvents.withLock { p in for id in events { p.removeValue(forKey: id) } } }
+        guard error != nil else { return }
+        for write in writes {
             // The database did not take this write: reload the user from it on next use.
-            let slot = slots.withLock { $0[item.write.user] }
+            let slot = slots.withLock { $0[write.user] }
             slot?.value.withLock { v in
                 if case .loaded = v { v = .empty }
             }

@@ -26,7 +26,26 @@ public struct ServerConfiguration: Sendable {
     /// How long an API key lookup is cached (seconds): a key revoked by the CLI stops working within this time.
     public var keyCacheSeconds: Double = 5
     /// The most write operations committed in one transaction (group commit).
-    public var maxWriteBatch: Int = 2048
+    public var maxWriteBatch: Int = 16384
+    /// The most writes waiting for the writer: past this, requests wait before they change
+    /// anything (back-pressure), so a writer that falls behind slows picks down instead of piling
+    /// up memory.
+    public var maxQueuedWrites: Int = 32768
+    /// How long the writer may hold picks back to commit more of them at once, when no feedback
+    /// waits for its commit (feedback is committed at once, with the picks queued before it).
+    /// Each transaction rewrites every index and session page it touches, however many rows
+    /// changed on it, so bigger transactions cost less per pick; a crash loses at most this much
+    /// of the last picks (never acknowledged feedback). 0 commits picks as soon as possible.
+    public var pickCommitDelay: Duration = .milliseconds(250)
+    /// How often the checkpoint thread copies the WAL back into the database file. Pages the
+    /// writer rewrites in that time are copied once; the WAL grows by what is written meanwhile.
+    public var checkpointInterval: Duration = .milliseconds(100)
+    /// The WAL size (in 4 KiB frames) past which a checkpoint holds the writer back to let the WAL
+    /// start over (the passive ones cannot while the writer keeps writing): bounds the WAL file.
+    public var checkpointRestartFrames: Int = 20_000
+    /// SQLite's page cache of the writer's connection, in KiB (the writer touches the picks' and
+    /// sessions' index pages all over the file; SQLite's default is 2,000 KiB).
+    public var writerCacheKiB: Int = 65536
     /// Clocks: wall time for records, and a monotonic one (seconds) for rate limits and latencies.
     public var clock: ServerClock = .system
     /// Fills the weather and calendar sections a snapshot lacks before each pick (`serve --enrich`);

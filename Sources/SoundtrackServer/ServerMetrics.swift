@@ -23,6 +23,9 @@ public final class ServerMetrics: Sendable {
     let writesCommitted: Counter
     let cachedUsers: Gauge
     let commitSeconds: DurationHistogram
+    let checkpoints: Counter
+    let walRestarts: Counter
+    let walPendingFrames: Gauge
 
     private static let latencyBuckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
@@ -46,6 +49,11 @@ public final class ServerMetrics: Sendable {
         writesCommitted = counter("writes_committed", "Writes (picks, feedback, forgets) committed.")
         cachedUsers = r.makeGauge(
             descriptor: .init(namespace: "soundtrack", metricName: "cached_users", unitName: "", helpText: "Users whose state is in memory."), labels: [])
+        checkpoints = counter("wal_checkpoints", "WAL checkpoints run beside the writer.")
+        walRestarts = counter("wal_restarts", "Checkpoints that held the writer back to let the WAL start over.")
+        walPendingFrames = r.makeGauge(
+            descriptor: .init(namespace: "soundtrack", metricName: "wal_pending_frames", unitName: "",
+                              helpText: "WAL frames not yet copied into the database file after the last checkpoint."), labels: [])
         commitSeconds = r.makeDurationHistogram(
             descriptor: .init(namespace: "soundtrack", metricName: "commit_duration", unitName: "seconds", helpText: "Time to commit one write batch."),
             labels: [], buckets: Self.latencyBuckets)

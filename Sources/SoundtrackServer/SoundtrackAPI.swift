@@ -29,17 +29,26 @@ public final class SoundtrackAPI: Sendable {
     /// The configuration the service runs with.
     public let configuration: ServerConfiguration
     let writer: GroupCommitWriter
+    let checkpoints: CheckpointService?
     let logger: Logger
 
     /// Builds the service: loads the catalog index into memory and prepares the writer.
     /// - Throws: database errors while loading the catalog.
     public init(service: SoundtrackService, configuration: ServerConfiguration, logger: Logger) throws {
         let metrics = ServerMetrics()
+        // The writer's connection: a larger page cache, and checkpoints left to a thread of their own.
+        let background = service.store.path != nil
+        try service.store.configureWriter(cacheKiB: configuration.writerCacheKiB, autoCheckpoint: !background)
+        checkpoints = background ? CheckpointService(
+                checkpointer: try WALCheckpointer(store: service.store), interval: configuration.checkpointInterval,
+                restartFrames: configuration.checkpointRestartFrames, metrics: metrics, logger: logger) : nil
         let index = CatalogIndex(tracks: try service.store.allTracks())
         let live = LiveRecommender(service: service, index: index, metrics: metrics, logger: logger)
         let writer = GroupCommitWriter(
-            store: service.store, maxBatch: configuration.maxWriteBatch, metrics: metrics, logger: logger,
-            settled: { item, error in live.settled(item, error) })
+            store: service.store, maxBatch: configuration.maxWriteBatch, maxQueued: configuration.maxQueuedWrites,
+            pickDelay: configuration.pickCommitDelay,
+            metrics: metrics, logger: logger,
+            settled: { items, error in live.settled(items, error) })
         live.attach(writer)
         self.live = live
         self.writer = writer
@@ -61,7 +70,7 @@ public final class SoundtrackAPI: Sendable {
         Application(
             router: buildRouter(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: [writer],
+            services: (checkpoints.map { [$0] } ?? []) + [writer],  // stopped in reverse order: the writer first
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }
@@ -125,37 +134,24 @@ public final class SoundtrackAPI: Sendable {
         if let enricher = configuration.enricher {
             (snapshot, report) = await enricher.enrich(snapshot)
         }
-        let pick = try live.pick(snapshot, top: top, learn: learn)
-        return Self.json(EnrichmentEntry.annotate(pick.json(includeRanked: top > 1), with: report))
+        let pick = try await live.pick(snapshot, top: top, learn: learn)
+        if !report.isEmpty {
+            return Self.json(EnrichmentEntry.annotate(pick.json(includeRanked: top > 1), with: report))
+        }
+        // The hand-written encoder: the bytes of `pick.json(includeRanked:).serialized()` without the tree.
+        let scratch = SoundtrackContext.ByteBuffer(capacity: 4096)
+        PickWriter.write(pick, includeRanked: top > 1, into: scratch)
+        return scratch.withUnsafeBytes { Self.json(bytes: $0) }
     }
 
     private func postFeedback(_ request: Request) async throws -> Response {
         let principal = try authenticate(request)
         let body = try await readBody(request)
-        let value: JSONValue
+        let events: [FeedbackEvent], batch: Bool
         do {
-            value = try body.withUnsafeReadableBytes { raw throws(InputError) in try JSONParser.parse(bytes: raw) }
+            (events, batch) = try Self.feedbackEvents(body, maxEvents: configuration.maxBatchEvents)
         } catch {
             throw APIError.badRequest(error)
-        }
-        var events: [FeedbackEvent] = []
-        let batch: Bool
-        do {
-            switch value {
-            case let .array(items):
-                batch = true
-                guard !items.isEmpty, items.count <= configuration.maxBatchEvents else {
-                    throw InputError(path: "", expected: "a batch of 1 to \(configuration.maxBatchEvents) events", got: "\(items.count) events")
-                }
-                for (i, item) in items.enumerated() { events.append(try FeedbackEvent(json: item, path: "[\(i)]")) }
-            case .object:
-                batch = false
-                events.append(try FeedbackEvent(json: value))
-            default:
-                throw InputError(path: "", expected: "a feedback event (an object) or a batch of events (an array)", got: value.typeDescription)
-            }
-        } catch let e as InputError {
-            throw APIError.badRequest(e)
         }
         for (i, e) in events.enumerated() where !principal.may(reach: e.user) {
             throw APIError(.forbidden, code: "forbidden", message: "this key may not act on user '\(e.user)'", field: batch ? "[\(i)].user" : "user")
@@ -185,6 +181,35 @@ public final class SoundtrackAPI: Sendable {
             ("applied", .number(Double(applied))), ("duplicates", .number(Double(duplicates))),
             ("rejected", .number(Double(rejected))), ("results", .array(items)),
         ]))
+    }
+
+    /// The events of a feedback body: one event (an object), or a batch (an array).
+    private static func feedbackEvents(_ body: ByteBuffer, maxEvents: Int) throws(InputError) -> (events: [FeedbackEvent], batch: Bool) {
+        // One event: the fast decoder, straight from the body's bytes (it gives the general path's
+        // value and errors, for documents up to the snapshot size limit).
+        if body.readableBytes <= Snapshot.maxBytes, firstNonSpace(body) == UInt8(ascii: "{") {
+            let event = try body.withUnsafeReadableBytes { raw throws(InputError) in try FeedbackEvent.decode(bytes: raw) }
+            return ([event], false)
+        }
+        let value = try body.withUnsafeReadableBytes { raw throws(InputError) in try JSONParser.parse(bytes: raw) }
+        var events: [FeedbackEvent] = []
+        switch value {
+        case let .array(items):
+            guard !items.isEmpty, items.count <= maxEvents else {
+                throw InputError(path: "", expected: "a batch of 1 to \(maxEvents) events", got: "\(items.count) events")
+            }
+            for (i, item) in items.enumerated() { events.append(try FeedbackEvent(json: item, path: "[\(i)]")) }
+            return (events, true)
+        case .object:
+            return ([try FeedbackEvent(json: value)], false)
+        default:
+            throw InputError(path: "", expected: "a feedback event (an object) or a batch of events (an array)", got: value.typeDescription)
+        }
+    }
+
+    private static func firstNonSpace(_ body: ByteBuffer) -> UInt8? {
+        for b in body.readableBytesView where !(b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09) { return b }
+        return nil
     }
 
     private func getBins(_ request: Request, id: String) throws -> Response {
@@ -266,6 +291,12 @@ public final class SoundtrackAPI: Sendable {
         Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(string: value.serialized())))
+    }
+
+    static func json(bytes: UnsafeRawBufferPointer) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     static func apiError(_ error: any Error) -> APIError {

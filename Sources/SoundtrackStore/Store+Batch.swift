@@ -41,6 +41,23 @@ public enum PendingWrite: Sendable {
     }
 }
 
+extension UserState {
+    /// What ``Store/commit(_:)`` needs of this state to write its ``changes``: the state without
+    /// the bins that did not change. A queued write holding this instead of the whole state does
+    /// not keep the other bins (and the scoring rows) shared with the live state, so the next
+    /// change to the live state does not copy them.
+    public var pendingPart: UserState {
+        var numbers = changes.bins
+        for key in changes.songs { numbers.insert(key.bin) }
+        var part = UserState(
+            user: user, bins: numbers.isEmpty ? [] : bins.filter { numbers.contains($0.number) }, weights: weights,
+            places: places, session: session, recentTracks: recentTracks, pickCounter: pickCounter,
+            nextBinNumber: nextBinNumber)
+        part.changes = changes
+        return part
+    }
+}
+
 extension Store {
     /// Loads a user's state with the feedback sequence and settings, for a cache.
     /// - Throws: ``InputError`` (`user`) when there is no such user.
@@ -59,9 +76,11 @@ extension Store {
     }
 
     /// The user a committed feedback event id belongs to, or `nil` when the id is new.
+    /// (One statement, prepared once per connection, in its own implicit read transaction: the
+    /// service asks this for every event.)
     public func feedbackOwner(eventId: String) throws -> String? {
-        try writer.read { db in
-            try String.fetchOne(db, sql: "SELECT user_id FROM feedback WHERE id = ?", arguments: [eventId])
+        try writer.unsafeRead { db in
+            try String.fetchOne(db.cachedStatement(sql: "SELECT user_id FROM feedback WHERE id = ?"), arguments: [eventId])
         }
     }
 
@@ -81,7 +100,9 @@ extension Store {
     }
 
     /// Commits writes in one transaction, in order. Successive states of one user are written
-    /// once, from the latest state with the union of their changes; every pick and feedback row is inserted.
+    /// once, from the latest state with the union of their changes (a state may hold only the bins
+    /// it changed, as ``UserState/pendingPart``: a bin an earlier state changed and a later one
+    /// does not hold is written from the earlier); every pick and feedback row is inserted.
     /// - Throws: a database error; then nothing of the batch is written.
     public func commit(_ writes: [PendingWrite]) throws {
         try writer.write { db in try Self.commit(writes, db) }
@@ -95,6 +116,9 @@ extension Store {
     static func commit(_ writes: [PendingWrite], _ db: Database) throws {
         var latest: [String: UserState] = [:]
         var order: [String] = []
+        // Users whose pick counter or next bin number changed: picks, and feedback that made a bin
+        // (the others leave the `users` row alone: one page less to write).
+        var counters: Set<String> = []
         func merge(_ s: UserState) {
             guard var old = latest[s.user] else {
                 latest[s.user] = s
@@ -106,24 +130,33 @@ extension Store {
             c.songs.formUnion(s.changes.songs)
             c.weights = c.weights || s.changes.weights
             c.places = c.places || s.changes.places
-            old = s
-            old.changes = c
+            var merged = s
+            var carried = old.changes.bins
+            for key in old.changes.songs { carried.insert(key.bin) }
+            for number in carried where merged.binIndex(number: number) == nil {
+                if let i = old.binIndex(number: number) { merged.bins.append(old.bins[i]) }
+            }
+            merged.changes = c
+            old = merged
             latest[s.user] = old
         }
         func flush() throws {
             for user in order {
-                if var s = latest[user] { try saveState(db, &s) }
+                if var s = latest[user] { try saveState(db, &s, counters: counters.contains(user)) }
             }
             latest.removeAll(keepingCapacity: true)
             order.removeAll(keepingCapacity: true)
+            counters.removeAll(keepingCapacity: true)
         }
         for w in writes {
             switch w {
             case let .pick(state, record, seq):
                 merge(state)
+                counters.insert(state.user)
                 try insertPick(db, record, seq: seq)
             case let .feedback(state, event, outcome, seq, keep):
                 merge(state)
+                if outcome.createdBin != nil { counters.insert(state.user) }
                 try db.cachedStatement(sql: """
                     INSERT INTO feedback (id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

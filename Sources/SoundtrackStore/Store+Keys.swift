@@ -66,6 +66,17 @@ extension Store {
         }
     }
 
+    /// Every key's id and whether it is revoked, in one query: for a cache of looked-up keys to
+    /// revalidate all its entries at once.
+    public func keyRevocations() throws -> [String: Bool] {
+        try writer.read { db in
+            var out: [String: Bool] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, revoked_at IS NOT NULL FROM api_keys")
+            while let r = try rows.next() { out[r[0]] = r[1] }
+            return out
+        }
+    }
+
     /// All keys, by creation time then id (hashes included, secrets never stored).
     public func keys() throws -> [APIKeyRecord] {
         try writer.read { db in

@@ -66,11 +66,14 @@ extension Store {
             recentTracks: recent, pickCounter: u["pick_counter"], nextBinNumber: u["next_bin_number"])
     }
 
-    /// Writes what the engine changed (``UserState/changes``), the counters and the session; clears the changes.
-    static func saveState(_ db: Database, _ state: inout UserState) throws {
+    /// Writes what the engine changed (``UserState/changes``), the counters (unless the caller knows
+    /// they did not change) and the session; clears the changes.
+    static func saveState(_ db: Database, _ state: inout UserState, counters: Bool = true) throws {
         let user = state.user
-        try db.cachedStatement(sql: "UPDATE users SET pick_counter = ?, next_bin_number = ? WHERE id = ?")
-            .execute(arguments: [state.pickCounter, state.nextBinNumber, user])
+        if counters {
+            try db.cachedStatement(sql: "UPDATE users SET pick_counter = ?, next_bin_number = ? WHERE id = ?")
+                .execute(arguments: [state.pickCounter, state.nextBinNumber, user])
+        }
         let changes = state.changes
         // The row ids of the user's bins (one index range read): bins and memberships are then
         // written by row id, without an index probe per row.

@@ -80,6 +80,31 @@ import SoundtrackStore
         }
     }
 
+    @Test func keysInUseAreRevalidatedInBulkAndRevokedOnesLeave() async throws {
+        let f = try Fixture { $0.keyCacheSeconds = 10 }
+        let key = f.keys["u-1"]!, other = f.keys["u-2"]!
+        let store = f.service.store, auth = f.api.authenticator, clock = f.clock
+        try await f.api.buildApplication().test(.router) { client in
+            // Looked up at t = 0; the first request also starts a background revalidation.
+            #expect(try await client.send(.get, "/v1/users/u-1/bins", key: key).status == .ok)
+            #expect(try await client.send(.get, "/v1/users/u-2/bins", key: other).status == .ok)
+            try await waitUntil { auth.lastRevalidation != nil }
+            // t = 6: one query revalidates every cached key.
+            clock.advance(6)
+            auth.revalidate()
+            let id = try #require(try store.keys().first { $0.user == "u-1" }?.id)
+            #expect(try store.revokeKey(id: id, at: Date()))
+            // t = 12: past 10 s since the lookup, but 6 s since the revalidation: no lookup, still served
+            // (a revoked key may work for up to keyCacheSeconds).
+            clock.advance(6)
+            #expect(try await client.send(.get, "/v1/users/u-1/bins", key: key).status == .ok)
+            // The next revalidation drops the revoked key and keeps the other.
+            auth.revalidate()
+            #expect(try await client.send(.get, "/v1/users/u-1/bins", key: key).status == .unauthorized)
+            #expect(try await client.send(.get, "/v1/users/u-2/bins", key: other).status == .ok)
+        }
+    }
+
     @Test func badInputNamesTheField() async throws {
         let f = try Fixture()
         let key = f.keys["u-1"]!, admin = f.admin
@@ -115,6 +140,14 @@ import SoundtrackStore
             #expect(r.errorField == "pick_id")
             r = try await client.send(.post, "/v1/feedback", key: key, body: "[]")
             #expect(r.status == .badRequest)
+            // One event is read by the fast decoder: malformed JSON and a bad nested field still name the place.
+            r = try await client.send(.post, "/v1/feedback", key: key, body: " {not json")
+            #expect(r.status == .badRequest)
+            #expect(r.errorCode == "bad_request")
+            let badSnapshot = Doc.event(id: "e2", user: "u-1", track: "t", snapshot: true).replacingOccurrences(of: "42.0267", with: "123.5")
+            r = try await client.send(.post, "/v1/feedback", key: key, body: "\n  " + badSnapshot)
+            #expect(r.status == .badRequest)
+            #expect(r.errorField == "snapshot.location.lat")
             // Users.
             r = try await client.send(.post, "/v1/users", key: admin, body: #"{"id": "u-9", "age": 7}"#)
             #expect(r.errorField == "age")
@@ -169,6 +202,9 @@ import SoundtrackStore
             let pick = try await client.send(.post, "/v1/picks?top=3", key: key, body: Doc.snapshot(user: "u-1"))
             #expect(pick.status == .ok)
             #expect(pick.json["ranked"]?.arrayCount == 3)
+            // The hand-written encoder writes what the JSON tree would: the body is its own canonical form.
+            #expect(pick.text == pick.json.serialized())
+            #expect(pick.headers[.contentType] == "application/json; charset=utf-8")
             let pickId = try #require(pick.json["pick_id"]?.stringValue)
             let picked = try #require(pick.json["track"]?["id"]?.stringValue)
             var r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "ev-1", user: "u-1", track: picked, pickId: pickId))

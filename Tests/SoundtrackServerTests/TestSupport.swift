@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Synchronization
+import Testing
 import SoundtrackApp
 import SoundtrackContext
 import SoundtrackServer
@@ -19,6 +20,12 @@ enum Repo {
         try! FileManager.default.createDirectory(at: u, withIntermediateDirectories: true)
         return u
     }
+}
+
+/// Polls `condition` every 10 ms for up to 5 s, then expects it.
+func waitUntil(_ condition: () -> Bool) async throws {
+    for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+    #expect(condition())
 }
 
 /// A clock the test moves by hand.

@@ -25,8 +25,9 @@ function load_inputs()
   math.randomseed(1000 + tid)
 end
 
-function snapshot(user)
-  local c = contexts[math.random(#contexts)]
+-- A snapshot of `user` in context `k` (1...#contexts), or in a random one.
+function snapshot(user, k)
+  local c = contexts[k or math.random(#contexts)]
   return string.format(
     '{"user":"%s","at":"%s","location":{"lat":42.02,"lon":-93.64,"speed_mps":1.0,"place":"%s"},' ..
     '"weather":{"temp_c":4.5,"cloud_pct":60,"condition":"clouds"},' ..

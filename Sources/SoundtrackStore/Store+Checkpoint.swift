@@ -1,0 +1,63 @@
+import GRDB
+
+/// A second connection to a file database that only runs WAL checkpoints, so a long-running
+/// writer can leave them to another thread: by default SQLite checkpoints inside the commit that
+/// grows the WAL past 1,000 pages, and that commit then also waits for the database file to
+/// reach the disk.
+///
+/// ```swift
+/// try store.configureWriter(cacheKiB: 65536, autoCheckpoint: false)
+/// let checkpointer = try WALCheckpointer(store: store)
+/// let (log, copied) = try checkpointer.checkpoint(.passive)   // on a thread of its own
+/// ```
+public final class WALCheckpointer: Sendable {
+    /// How a checkpoint treats the writer.
+    public enum Mode: Sendable {
+        /// Copies what it can without waiting for the writer or for readers.
+        case passive
+        /// Waits for the writer to be between transactions (new ones wait), copies everything,
+        /// waits for readers to leave the log, so the next transaction writes the log from its start.
+        case restart
+    }
+
+    private let queue: DatabaseQueue
+
+    /// Opens a connection to the store's file, with the same `synchronous` setting as its writer.
+    /// The store must be a file (``Store/path`` not `nil`: in-memory stores have no WAL).
+    /// - Throws: database errors.
+    public init(store: Store) throws {
+        guard let path = store.path else { preconditionFailure("WALCheckpointer needs a database file") }
+        let synchronous = try store.writer.writeWithoutTransaction { db in
+            try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? 2
+        }
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        }
+        queue = try DatabaseQueue(path: path, configuration: config)
+    }
+
+    /// Runs one checkpoint.
+    /// - Returns: the frames in the log and the frames now copied into the database file.
+    /// - Throws: database errors (`SQLITE_BUSY` when another checkpoint is running).
+    @discardableResult
+    public func checkpoint(_ mode: Mode) throws -> (logFrames: Int, copiedFrames: Int) {
+        try queue.writeWithoutTransaction { db in
+            let r = try db.checkpoint(mode == .passive ? .passive : .restart)
+            return (r.walFrameCount, r.checkpointedFrameCount)
+        }
+    }
+}
+
+extension Store {
+    /// Tunes the writer's connection for a long-running service: its page cache, in KiB, and
+    /// whether its commits checkpoint the WAL themselves (SQLite's default) or leave it to a
+    /// ``WALCheckpointer``.
+    public func configureWriter(cacheKiB: Int, autoCheckpoint: Bool) throws {
+        try writer.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA cache_size = -\(max(2000, cacheKiB))")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(autoCheckpoint ? 1000 : 0)")
+        }
+    }
+}

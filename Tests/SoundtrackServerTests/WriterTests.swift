@@ -1,0 +1,163 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import SoundtrackContext
+import SoundtrackEngine
+import SoundtrackServer
+import SoundtrackStore
+
+/// The group-commit writer as the service uses it: picks held back and committed together,
+/// feedback committed at once, back-pressure, and checkpoints beside the writer.
+@Suite struct WriterTests {
+    @Test func picksWaitForTheDelayButFeedbackCommitsThemAtOnce() async throws {
+        let f = try Fixture { $0.pickCommitDelay = .seconds(60) }
+        let key = f.keys["u-1"]!
+        let store = f.service.store
+        try await f.api.buildApplication().test(.router) { client in
+            let pick = try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-1"))
+            #expect(pick.status == .ok)
+            let pickId = try #require(pick.json["pick_id"]?.stringValue)
+            let track = try #require(pick.json["track"]?["id"]?.stringValue)
+            // Held back: not in the database yet (the pick answered without waiting for it).
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(try store.user("u-1")?.picks == 0)
+            // Feedback is committed before it is answered, with the picks queued before it.
+            let r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "ev-1", user: "u-1", track: track, pickId: pickId))
+            #expect(r.json["status"]?.stringValue == "applied")
+            #expect(try store.user("u-1")?.picks == 1)
+            #expect(try store.feedbackCount(user: "u-1") == 1)
+            // Another held-back pick is committed on graceful shutdown.
+            #expect(try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-1")).status == .ok)
+        }
+        #expect(try store.user("u-1")?.picks == 2)
+    }
+
+    @Test func aFullQueueMakesTheWriterCommitInsteadOfHoldingPicksBack() async throws {
+        let f = try Fixture {
+            $0.pickCommitDelay = .seconds(60)
+            $0.maxQueuedWrites = 2
+        }
+        let key = f.keys["u-1"]!
+        let store = f.service.store
+        try await f.api.buildApplication().test(.router) { client in
+            for _ in 0..<5 {
+                #expect(try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-1")).status == .ok)
+            }
+            // The third pick found the queue full: the writer committed instead of waiting 60 s.
+            let committed = try store.user("u-1")?.picks ?? 0
+            #expect(committed >= 2)
+        }
+        #expect(try store.user("u-1")?.picks == 5)
+    }
+
+    @Test func checkpointsRunBesideTheWriter() async throws {
+        let users = (1...4).map { "u-\($0)" }
+        let f = try Fixture(users: users) {
+            $0.pickCommitDelay = .zero
+            $0.userRate = RateLimit(perSecond: 10_000, burst: 10_000)
+        }
+        let keys = f.keys
+        try await f.api.buildApplication().test(.router) { client in
+            for i in 0..<200 {
+                let u = users[i % users.count]
+                #expect(try await client.send(.post, "/v1/picks", key: keys[u], body: Doc.snapshot(user: u)).status == .ok)
+            }
+            // The writer's own commits no longer checkpoint; the checkpoint thread copies the log back.
+            let writerAutocheckpoint = try await f.service.store.writer.writeWithoutTransaction { db in
+                try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint")
+            }
+            #expect(writerAutocheckpoint == 0)
+            try await waitUntil {
+                let text = f.api.metrics.exposition()
+                return Self.metric(text, "soundtrack_wal_checkpoints_total").map { $0 > 0 } == true
+                    && Self.metric(text, "soundtrack_wal_pending_frames") == 0
+            }
+        }
+        #expect(try f.service.store.user("u-1")?.picks == 50)
+    }
+
+    @Test func queuedWritesHoldOnlyTheBinsTheyChangedAndMergeWithoutLosingAny() throws {
+        let f = try Fixture()
+        let store = f.service.store
+        let zeros = [Float](repeating: 0, count: FeatureLayout.dimension)
+        func bin(_ n: Int) -> Bin {
+            Bin(number: n, label: "bin \(n)", centroid: zeros, spread: zeros, observed: zeros, observations: 1, songs: [],
+                prior: nil, createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
+        }
+        var state = UserState(
+            user: "u-1", bins: [bin(1), bin(2), bin(3)], weights: zeros, places: PlaceBook(), session: SessionState(),
+            recentTracks: [], pickCounter: 0, nextBinNumber: 4)
+        try store.saveWholeState(state, at: Date())
+        func record(_ seq: Int64) -> PickRecord {
+            PickRecord(pickId: "p-test-\(seq)", user: "u-1", at: Date(), binNumber: 1, trackId: "t", features: FeatureVector(), ranking: [])
+        }
+        // Two queued writes of one user, each changing another bin: each holds only its bin.
+        state.changes = UserState.Changes()
+        state.bins[0].label = "first"
+        state.changes.bins = [1]
+        state.pickCounter = 1
+        let a = state.pendingPart
+        state.changes = UserState.Changes()
+        state.bins[1].label = "second"
+        state.changes.bins = [2]
+        state.pickCounter = 2
+        let b = state.pendingPart
+        #expect(a.bins.map(\.number) == [1])
+        #expect(b.bins.map(\.number) == [2])
+        // Committed together, the user's state is written once: both bins and the latest counter.
+        try store.commit([.pick(state: a, record: record(0), seq: 0), .pick(state: b, record: record(1), seq: 1)])
+        let stored = try store.loadCachedState(user: "u-1", defaults: zeros).state
+        #expect(stored.bins.map(\.label) == ["first", "second", "bin 3"])
+        #expect(stored.pickCounter == 2)
+        #expect(try store.user("u-1")?.picks == 2)
+    }
+
+    @Test func countersAreWrittenByPicksAndByFeedbackThatMakesABin() async throws {
+        let f = try Fixture()
+        let key = f.keys["u-2"]!
+        let store = f.service.store
+        let track = try f.track
+        let zeros = [Float](repeating: 0, count: FeatureLayout.dimension)
+        let stored: @Sendable () throws -> UserState = { try store.loadCachedState(user: "u-2", defaults: zeros).state }
+        try await f.api.buildApplication().test(.router) { client in
+            // A user without bins: feedback with a snapshot makes bin 1, and the next number is kept.
+            var r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "c-1", user: "u-2", track: track, snapshot: true))
+            #expect(r.json["created_bin"]?.stringValue == "b-1")
+            #expect(try stored().nextBinNumber == 2)
+            #expect(try stored().bins.count == 1)
+            // Feedback that makes no bin leaves the counters as they are.
+            r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "c-2", user: "u-2", track: track, snapshot: true))
+            #expect(r.json["status"]?.stringValue == "applied")
+            #expect(r.json["created_bin"] == nil)
+            #expect(try stored().nextBinNumber == 2)
+            // A pick moves the pick counter.
+            #expect(try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-2")).status == .ok)
+        }
+        #expect(try stored().pickCounter == 1)
+    }
+
+    @Test func aRestartCheckpointLetsTheNextTransactionWriteTheLogFromItsStart() throws {
+        let f = try Fixture()
+        let store = f.service.store
+        try store.configureWriter(cacheKiB: 4096, autoCheckpoint: false)
+        let checkpointer = try WALCheckpointer(store: store)
+        for i in 0..<50 { try store.addUser(id: "w-\(i)", at: Date()) }
+        let grown = try checkpointer.checkpoint(.passive)
+        #expect(grown.logFrames >= 50)  // one transaction (at least one page) per user
+        #expect(grown.copiedFrames == grown.logFrames)
+        try checkpointer.checkpoint(.restart)
+        try store.addUser(id: "w-last", at: Date())
+        let after = try checkpointer.checkpoint(.passive)
+        #expect(after.logFrames < 10)
+        #expect(try store.userExists("w-last"))
+    }
+
+    static func metric(_ exposition: String, _ name: String) -> Double? {
+        for line in exposition.split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.dropFirst(name.count + 1))
+        }
+        return nil
+    }
+}
