@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load test of `soundtrack serve` on loopback with wrk (apt-get install wrk).
 #
-#   scripts/loadtest.sh [USERS] [SECONDS] [CONNECTIONS]      defaults: 10000 20 64
+#   scripts/loadtest.sh [USERS] [SECONDS] [CONNECTIONS]      defaults: 10000 20 32
 #
 # Creates a fresh database with the bundled 20k catalog, USERS users and one key each, starts
 # the release build of the service on 127.0.0.1, warms every user up (one pick of each user in
@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 USERS=${1:-10000}
 SECONDS_PER_PHASE=${2:-20}
-CONNECTIONS=${3:-64}
+CONNECTIONS=${3:-32}
 THREADS=${THREADS:-1}
 PORT=${PORT:-18080}
 BIN=${SOUNDTRACK_BIN:-}

@@ -36,7 +36,7 @@ public struct ServerConfiguration: Sendable {
     /// Each transaction rewrites every index and session page it touches, however many rows
     /// changed on it, so bigger transactions cost less per pick; a crash loses at most this much
     /// of the last picks (never acknowledged feedback). 0 commits picks as soon as possible.
-    public var pickCommitDelay: Duration = .milliseconds(250)
+    public var pickCommitDelay: Duration = .milliseconds(1000)
     /// How often the checkpoint thread copies the WAL back into the database file. Pages the
     /// writer rewrites in that time are copied once; the WAL grows by what is written meanwhile.
     public var checkpointInterval: Duration = .milliseconds(100)

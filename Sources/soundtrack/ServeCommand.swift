@@ -23,7 +23,7 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Requests per second allowed to each user key (default: $SOUNDTRACK_RATE, else 50).") var rate: Double?
     @Option(help: "Burst allowed to each user key (default: $SOUNDTRACK_BURST, else twice the rate).") var burst: Double?
     @Option(help: "The largest request body in bytes (default: the configuration file's server.max_body_bytes, else 1 MiB).") var maxBodyBytes: Int?
-    @Option(help: "How long picks may wait to be committed together when no feedback waits, in milliseconds (default 250; a crash loses at most that much of the last picks, never acknowledged feedback).")
+    @Option(help: "How long picks may wait to be committed together when no feedback waits, in milliseconds (default 1000; a crash loses at most that much of the last picks, never acknowledged feedback).")
     var pickCommitMs: Int?
     @Flag(help: "Commit without waiting for the disk (synchronous=NORMAL): faster, but a power loss may lose acknowledged feedback.")
     var noSync = false
