@@ -35,22 +35,7 @@ final class CheckpointService: Service, Sendable {
     }
 
     func run() async throws {
-        await withTaskCancellationHandler {
-            await withGracefulShutdownHandler {
-                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                    let thread = Thread {
-                        nameThread("st-checkpoint")
-                        self.loop()
-                        done.resume()
-                    }
-                    thread.start()
-                }
-            } onGracefulShutdown: {
-                self.stop()
-            }
-        } onCancel: {
-            self.stop()
-        }
+        await runOnThread(named: "st-checkpoint", loop, stop: stop)
     }
 
     private func stop() {
@@ -80,6 +65,28 @@ final class CheckpointService: Service, Sendable {
             // Busy (another process checkpoints, a reader holds old frames): the next round retries.
             logger.debug("checkpoint deferred", metadata: ["error": "\(GroupCommitWriter.describe(error))"])
         }
+    }
+}
+
+/// Runs `body` on a thread of its own (named `name`) and returns when it does; a graceful shutdown
+/// or the task's cancellation calls `stop`, which must make `body` return. For the service's
+/// long-running loops (the writer, the checkpoints), which block and so stay off the cooperative pool.
+func runOnThread(named name: String, _ body: @escaping @Sendable () -> Void, stop: @escaping @Sendable () -> Void) async {
+    await withTaskCancellationHandler {
+        await withGracefulShutdownHandler {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                let thread = Thread {
+                    nameThread(name)
+                    body()
+                    done.resume()
+                }
+                thread.start()
+            }
+        } onGracefulShutdown: {
+            stop()
+        }
+    } onCancel: {
+        stop()
     }
 }
 

@@ -139,22 +139,7 @@ final class GroupCommitWriter: Service, Sendable {
     }
 
     func run() async throws {
-        await withTaskCancellationHandler {
-            await withGracefulShutdownHandler {
-                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                    let thread = Thread {
-                        nameThread("st-writer")
-                        self.loop()
-                        done.resume()
-                    }
-                    thread.start()
-                }
-            } onGracefulShutdown: {
-                self.close()
-            }
-        } onCancel: {
-            self.close()
-        }
+        await runOnThread(named: "st-writer", loop, stop: close)
         logger.info("writer stopped: every queued write is committed")
     }
 

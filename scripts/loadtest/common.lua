@@ -51,3 +51,12 @@ function write_summary(file, fields)
   for k, v in pairs(fields) do f:write(k, "=", tostring(v), "\n") end
   f:close()
 end
+
+-- wrk's `done` for every script: the threads' count of `ok_name` (successes) and `failed`, socket
+-- errors and latency percentiles, to $SUMMARY_FILE for loadtest.sh.
+function summarise(ok_name, summary, latency)
+  write_summary(os.getenv("SUMMARY_FILE"), {
+    ok = sum(ok_name), failed = sum("failed"), errors = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    duration_us = summary.duration, p50_us = latency:percentile(50), p99_us = latency:percentile(99), max_us = latency.max,
+  })
+end

@@ -18,8 +18,5 @@ function response(status, hdrs, body)
 end
 
 function done(summary, latency, requests)
-  write_summary(os.getenv("SUMMARY_FILE"), {
-    ok = sum("ok"), failed = sum("failed"), errors = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-    duration_us = summary.duration, p50_us = latency:percentile(50), p99_us = latency:percentile(99), max_us = latency.max,
-  })
+  summarise("ok", summary, latency)
 end
