@@ -164,7 +164,10 @@ extension ByteBuffer {
         used = p - base
     }
 
-    /// Appends `x` rounded to three decimals, the bytes of ``JSONValue/writeMilli(_:into:)``.
+    /// Appends `x` rounded to three decimals, the bytes that
+    /// `JSONValue.writeNumber((Double(x) * 1000).rounded() / 1000, into:)` writes, without
+    /// formatting a double: a multiple of 1/1000 below 10^15 in magnitude prints as its decimal
+    /// digits with trailing zeros dropped, the shortest text that reads back to the same double.
     public func appendMilli(_ x: Float) {
         let scaled = (Double(x) * 1000).rounded()
         guard scaled.isFinite, abs(scaled) < 1e15 else {

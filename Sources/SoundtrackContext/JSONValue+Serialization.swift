@@ -83,53 +83,6 @@ extension JSONValue {
         out.append(contentsOf: x.description.utf8)
     }
 
-    /// Appends `x` rounded to three decimals, as `writeNumber((Double(x) * 1000).rounded() / 1000)`
-    /// prints it, without formatting a double: the pick's scores, weights and similarities.
-    ///
-    /// A multiple of 1/1000 below 10^15 in magnitude prints as its decimal digits with trailing
-    /// zeros dropped, which is the shortest text that reads back to the same double.
-    public static func writeMilli(_ x: Float, into out: inout [UInt8]) {
-        let scaled = (Double(x) * 1000).rounded()
-        guard scaled.isFinite, abs(scaled) < 1e15 else {
-            writeNumber(scaled / 1000, into: &out)
-            return
-        }
-        var k = Int64(scaled)
-        if k < 0 {
-            out.append(UInt8(ascii: "-"))
-            k = -k
-        }
-        var whole = k / 1000
-        var frac = Int(k % 1000)
-        // Integer part, most significant digit first.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var n = 0
-            repeat {
-                digits[n] = UInt8(truncatingIfNeeded: whole % 10) &+ UInt8(ascii: "0")
-                whole /= 10
-                n += 1
-            } while whole > 0
-            while n > 0 {
-                n -= 1
-                out.append(digits[n])
-            }
-        }
-        guard frac > 0 else { return }
-        out.append(UInt8(ascii: "."))
-        var width = 3
-        while frac % 10 == 0 {
-            frac /= 10
-            width -= 1
-        }
-        var power = 1
-        for _ in 1..<width { power *= 10 }
-        while power > 0 {
-            out.append(UInt8(truncatingIfNeeded: frac / power) &+ UInt8(ascii: "0"))
-            frac %= power
-            power /= 10
-        }
-    }
-
     /// Appends a JSON string literal (quoted and escaped as ``serialized()`` does).
     public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))

@@ -79,11 +79,6 @@ struct ScoringMatrix: Sendable {
         stamps[r] = bin.stamp
     }
 
-    /// The bin part `u[r, i] = observed · q` of bin `r`'s effective weight on slot `i`.
-    func binWeight(row r: Int, slot i: Int) -> Float {
-        m[r * FeatureLayout.dimension + i]
-    }
-
     /// The weighted correlation of `x` with every bin, in bin order, under the user's `weights`.
     func scores(_ x: FeatureVector, weights: [Float]) -> [Float] {
         let b = binCount

@@ -68,17 +68,10 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         }
     }
 
-    /// A Beta(a, b) sample, for a, b > 0.
-    public mutating func beta(_ a: Double, _ b: Double) -> Double {
-        let x = gamma(shape: a)
-        let y = gamma(shape: b)
-        return x / (x + y)
-    }
-
     /// A Beta(a, b) sample for whole-number shapes a, b ≥ 1 (Thompson sampling on like and
     /// dislike counts): each Gamma(k) is −log of a product of k uniforms (a sum of k exponentials)
     /// while k ≤ 8, which costs one logarithm instead of normal and gamma draws; larger shapes go
-    /// through ``gamma(shape:)``. The same distribution as ``beta(_:_:)``.
+    /// through ``gamma(shape:)``. Beta is `X / (X + Y)` for independent X ~ Gamma(a), Y ~ Gamma(b).
     public mutating func beta(counts a: Int, _ b: Int) -> Double {
         precondition(a >= 1 && b >= 1, "shapes must be at least 1")
         let x = gammaWhole(a)

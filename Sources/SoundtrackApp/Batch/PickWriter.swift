@@ -56,13 +56,6 @@ public enum PickWriter {
         out.append(UInt8(ascii: "}"))
     }
 
-    /// Appends the pick's JSON (no newline) to a byte array.
-    public static func write(_ pick: Pick, includeRanked: Bool = false, into out: inout [UInt8]) {
-        let buffer = ByteBuffer(capacity: 2048)
-        write(pick, includeRanked: includeRanked, into: buffer)
-        buffer.withUnsafeBytes { out.append(contentsOf: $0) }
-    }
-
     static func bin(_ b: Pick.BinSummary, created: Bool, _ out: ByteBuffer) {
         out.append("{\"id\":")
         out.appendJSONString(b.id)
