@@ -26,7 +26,7 @@ let package = Package(
             pkgConfig: "blas",
             providers: [.apt(["libblas-dev"])]
         ),
-        // The C library pieces Swift's Glibc module leaves out (malloc tuning, prefetch hints).
+        // The C library pieces Swift's Glibc module leaves out (malloc tuning, SQLite configuration).
         .target(name: "CSupport", linkerSettings: [.linkedLibrary("sqlite3")]),
         // Snapshot and feedback-event types, JSON parsing and validation, feature extraction.
         .target(name: "SoundtrackContext"),

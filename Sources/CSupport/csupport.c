@@ -6,20 +6,6 @@
 #include <malloc.h>
 #endif
 #include <sqlite3.h>
-#if defined(__linux__)
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
-int soundtrack_nice_this_thread(int nice) {
-#if defined(__linux__)
-    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice);
-#else
-    (void)nice;
-    return -1;
-#endif
-}
 
 int soundtrack_sqlite_without_memstatus(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);

@@ -34,6 +34,7 @@ struct BatchCommand: ParsableCommand {
     }
 
     func run() throws {
+        keepFreedMemory()
         let reader = try ChunkReader(input)
         let service = try store.open()
         var options = BatchOptions()

@@ -11,13 +11,21 @@ enum Exit {
     static let badInput: Int32 = 2
 }
 
-/// Objects that live until the process exits. A command that built large in-memory state (batch,
-/// replay) hands it here: `exit` then ends the process without freeing millions of allocations.
+/// Objects that live until the process exits. A command that built large in-memory state (batch)
+/// hands it here: `exit` then ends the process without freeing millions of allocations.
 nonisolated(unsafe) private var keptUntilExit: [AnyObject] = []
 
 /// Keeps `object` alive until the process exits (see `keptUntilExit`).
 func keepUntilExit(_ object: AnyObject) {
     keptUntilExit.append(object)
+}
+
+/// Keeps freed memory in the process instead of returning it to the kernel, for the file commands
+/// (batch, replay) that free and reallocate buffers of many megabytes per block: glibc's default
+/// would hand them back (munmap) and fault fresh zeroed pages in for the next block. Not for
+/// `serve`, whose memory should shrink again after a peak.
+func keepFreedMemory() {
+    _ = soundtrack_keep_freed_memory()
 }
 
 /// Bad input found while running (after argument parsing): already reported, exit 2.
@@ -26,10 +34,6 @@ struct BadInputExit: Error {}
 @main
 struct Entry {
     static func main() {
-        // Keep freed memory in the process instead of returning it to the kernel: batch and replay
-        // free and reallocate buffers of many megabytes per block, and glibc's default would hand
-        // them back (munmap) and fault fresh zeroed pages in for the next block.
-        _ = soundtrack_keep_freed_memory()
         // SQLite's allocation statistics take a global lock around every allocation; nothing here reads them.
         _ = soundtrack_sqlite_without_memstatus()
         let status: Int32

@@ -28,6 +28,7 @@ struct ReplayCommand: ParsableCommand {
     }
 
     func run() throws {
+        keepFreedMemory()
         let reader = try ChunkReader(input)
         let service = try store.open()
         var options = ReplayOptions()

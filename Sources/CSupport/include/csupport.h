@@ -12,11 +12,4 @@ int soundtrack_keep_freed_memory(void);
 /// must run before SQLite is first used in the process. Returns SQLite's result code (0: done).
 int soundtrack_sqlite_without_memstatus(void);
 
-/// Hints the CPU to fetch the cache line at `p` for reading.
-static inline void soundtrack_prefetch(const void *p) {
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(p, 0, 3);
-#endif
-}
-
 #endif
