@@ -137,6 +137,35 @@ struct BatchTests {
         #expect(counters == 37)
     }
 
+    @Test("--fail-fast on a pipe whose writer is still running stops at the bad line without waiting for more input")
+    func failFastOnLivePipe() throws {
+        let (_, db) = try Logs.database(users: users)
+        var lines = Logs.snapshots(12, users: users)
+        lines[5] = "not json"
+        let p = Process()
+        p.executableURL = CLI.executable
+        p.arguments = ["batch", "--db", db, "--fail-fast", "--workers", "2", "--block-bytes", "600", "-"]
+        let inp = Pipe(), out = Pipe(), err = Pipe()
+        p.standardInput = inp
+        p.standardOutput = out
+        p.standardError = err
+        let exited = DispatchSemaphore(value: 0)
+        p.terminationHandler = { _ in exited.signal() }
+        try p.run()
+        // The lines, then nothing more: the pipe stays open, as a producer that is still running.
+        inp.fileHandleForWriting.write(Data(lines.map { $0 + "\n" }.joined().utf8))
+        let finished = exited.wait(timeout: .now() + 30) == .success
+        try inp.fileHandleForWriting.close()
+        if !finished { kill(p.processIdentifier, SIGKILL) }
+        p.waitUntilExit()
+        #expect(finished, "batch waited for more input after the bad line")
+        #expect(p.terminationStatus == 2)
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(Logs.jsonLines(stdout).count == 5)
+        #expect(stderr.contains("stopped at line 6"), "\(stderr)")
+    }
+
     @Test("--read-only leaves the database unchanged")
     func readOnly() throws {
         let (dir, db) = try Logs.database(users: users)

@@ -227,6 +227,7 @@ public final class BatchRunner: Sendable {
         keep(workers)
         var unknown = Set<String>()
         var summary = BatchSummary()
+        var nextOrdinal = 0
 
         // The reader: blocks of whole lines, up to two ahead of the workers.
         enum ReadItem { case block(LineBlocks.Block, Double), end, failed(any Error) }
@@ -364,31 +365,32 @@ public final class BatchRunner: Sendable {
             if !missing.isEmpty {
                 // Each worker loads its own users (one read transaction each) straight into its
                 // states, in parallel; ordinals follow the order of first appearance.
-                var parts = [[(user: String, ordinal: Int)]](repeating: [], count: nw)
-                for (k, user) in missing.enumerated() {
-                    parts[Int(StableHash.fnv1a(user) % UInt64(nw))].append((user, summary.users + k))
+                var ordinals: [String: Int] = [:]
+                ordinals.reserveCapacity(missing.count)
+                for user in missing {
+                    ordinals[user] = nextOrdinal
+                    nextOrdinal += 1
                 }
-                let split = parts, learn = options.learn, defaults = engine.config.defaultWeights, engine = engine, store = store
-                let results = Shared(p: UnsafeMutableBufferPointer<Result<[String], any Error>>.allocate(capacity: nw))
-                results.p.initialize(repeating: .success([]))
-                defer { results.p.deinitialize().deallocate() }
-                DispatchQueue.concurrentPerform(iterations: nw) { w in
-                    results.p[w] = Result {
-                        let loaded = try store.loadCachedStates(users: split[w].map(\.user), defaults: defaults)
-                        var missingHere: [String] = []
-                        for (user, ordinal) in split[w] {
-                            guard var state = loaded[user]?.cached.state else {
-                                missingHere.append(user)
-                                continue
-                            }
-                            if !learn { engine.prepare(&state) }  // derived data computed once, shared by the per-pick copies
-                            workers[w].states[user] = StateBox(state, ordinal: ordinal)
-                        }
-                        return missingHere
-                    }
-                }
+                let firstSeen = ordinals, learn = options.learn, engine = engine
                 do {
-                    for w in 0..<nw { unknown.formUnion(try results.p[w].get()) }
+                    let found = try loadStatesInParallel(
+                        store: store, users: missing, workers: nw, defaults: engine.config.defaultWeights,
+                        worker: { Int(StableHash.fnv1a($0) % UInt64(nw)) }
+                    ) { w, loaded in
+                        for (user, l) in loaded {
+                            var state = l.cached.state
+                            if !learn { engine.prepare(&state) }  // derived data computed once, shared by the per-pick copies
+                            workers[w].states[user] = StateBox(state, ordinal: firstSeen[user]!)
+                        }
+                        return loaded.count
+                    }
+                    let loaded = found.reduce(0, +)
+                    summary.users += loaded
+                    if loaded < missing.count {
+                        for user in missing where workers[Int(StableHash.fnv1a(user) % UInt64(nw))].states[user] == nil {
+                            unknown.insert(user)
+                        }
+                    }
                 } catch {
                     slots.deinitialize().deallocate()
                     owner.deallocate()
@@ -396,8 +398,6 @@ public final class BatchRunner: Sendable {
                     failure = error
                     break loop
                 }
-                summary.users += missing.count
-                summary.users -= missing.filter { unknown.contains($0) }.count
             }
             var cutoff = n
             for i in 0..<n {
@@ -471,14 +471,14 @@ public final class BatchRunner: Sendable {
         }
         // Stop the reader (it may be blocks ahead) and let the writer finish what it has.
         stopReading.store(true, ordering: .relaxed)
-        if !endedCleanly {
-            // Unblock a reader waiting to hand over a block; it then sees the stop and ends.
-            while true {
-                if case .block = readPipe.take().value { continue }
-                break
-            }
+        if endedCleanly {
+            reader.join()
+        } else {
+            // The reader may be waiting for input that has not come yet (a pipe whose writer is
+            // still running): it is not waited for. What it hands over from now on is dropped, and
+            // it ends once its current read returns.
+            readPipe.close()
         }
-        reader.join()
         writePipe.put(Unchecked(value: nil))
         writer.join()
         if let e = failure ?? tally.failure { throw e }

@@ -1,28 +1,38 @@
 import Foundation
 import SoundtrackStore
 
+/// A user's state as the store loads it for batch and replay, with the time of its last event.
+typealias LoadedState = (cached: CachedUserState, lastEventAt: Double?)
+
 /// Loads users' states on `workers` threads at once (each its own read transaction of the pool),
-/// the users split by the same hash that assigns them to workers.
-func loadStatesInParallel(
-    store: Store, users: [String], workers: Int, defaults: [Float], worker: (String) -> Int
-) throws -> [String: (cached: CachedUserState, lastEventAt: Double?)] {
-    if workers <= 1 || users.count < 64 {
-        return try store.loadCachedStates(users: users, defaults: defaults)
+/// the users split by the same hash (`worker`) that assigns them to workers, and hands worker
+/// `w`'s states to `each(w, states)` on that worker's thread (users without a state are left out).
+/// Few users (under 64) are loaded in one transaction and handed over on the calling thread.
+/// Returns what `each` returned, by worker.
+func loadStatesInParallel<R>(
+    store: Store, users: [String], workers: Int, defaults: [Float], worker: (String) -> Int,
+    each: @Sendable (Int, [String: LoadedState]) throws -> R
+) throws -> [R] {
+    let workers = max(1, workers)
+    if workers == 1 || users.count < 64 {
+        let loaded = try store.loadCachedStates(users: users, defaults: defaults)
+        var parts = [[String: LoadedState]](repeating: [:], count: workers)
+        for (user, state) in loaded { parts[worker(user)][user] = state }
+        return try (0..<workers).map { try each($0, parts[$0]) }
     }
     var parts = [[String]](repeating: [], count: workers)
     for u in users { parts[worker(u)].append(u) }
-    final class Results: @unchecked Sendable {
-        var value: [Result<[String: (cached: CachedUserState, lastEventAt: Double?)], any Error>]
-        init(_ n: Int) { value = Array(repeating: .success([:]), count: n) }
-    }
-    let results = Results(workers)
+    let results = ParallelResults<R>(workers)
     let split = parts
     DispatchQueue.concurrentPerform(iterations: workers) { w in
-        let r = Result { try store.loadCachedStates(users: split[w], defaults: defaults) }
+        let r = Result { try each(w, store.loadCachedStates(users: split[w], defaults: defaults)) }
         results.value.withUnsafeMutableBufferPointer { $0[w] = r }
     }
-    var out: [String: (cached: CachedUserState, lastEventAt: Double?)] = [:]
-    out.reserveCapacity(users.count)
-    for r in results.value { out.merge(try r.get()) { a, _ in a } }
-    return out
+    return try results.value.map { try $0!.get() }
+}
+
+/// One result slot per worker of `concurrentPerform`, each written by its own worker only.
+private final class ParallelResults<R>: @unchecked Sendable {
+    var value: [Result<R, any Error>?]
+    init(_ n: Int) { value = Array(repeating: nil, count: n) }
 }

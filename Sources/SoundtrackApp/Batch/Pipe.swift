@@ -5,14 +5,29 @@ import Foundation
 final class Pipe<T>: @unchecked Sendable {
     private let condition = NSCondition()
     private var items: [T] = []
+    private var closed = false
     private let capacity: Int
 
     init(capacity: Int) { self.capacity = max(1, capacity) }
 
+    /// Hands `item` over, waiting for room; once the pipe is closed, drops it at once.
     func put(_ item: T) {
         condition.lock()
-        while items.count >= capacity { condition.wait() }
+        while items.count >= capacity && !closed { condition.wait() }
+        if closed {
+            condition.unlock()
+            return
+        }
         items.append(item)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Drops what waits and every later `put`: the taker has stopped, and a putter must not wait for it.
+    func close() {
+        condition.lock()
+        closed = true
+        items.removeAll()
         condition.broadcast()
         condition.unlock()
     }

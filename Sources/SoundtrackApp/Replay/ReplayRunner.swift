@@ -196,16 +196,10 @@ public final class ReplayRunner: Sendable {
                 }
             }
             let staged = try stage(decoded.map { $0! }, run: run)
-            if let (done, at) = try committer.finishPrevious() {
-                try report(done, run, reject)
-                progress(ReplayProgress(records: run.summary.records, done: at))
-            }
+            try reportPrevious(committer, run, reject, progress)
             committer.submit(staged, done: block.consumed)
         }
-        if let (done, at) = try committer.finishPrevious() {
-            try report(done, run, reject)
-            progress(ReplayProgress(records: run.summary.records, done: at))
-        }
+        try reportPrevious(committer, run, reject, progress)
         return run.summary
     }
 
@@ -222,23 +216,16 @@ public final class ReplayRunner: Sendable {
         while start < items.count {
             let end = min(items.count, start + max(1, options.blockEvents))
             let staged = try stage(Array(items[start..<end]), run: run)
-            if let (done, at) = try committer.finishPrevious() {
-                try report(done, run, reject)
-                progress(ReplayProgress(records: run.summary.records, done: at))
-            }
+            try reportPrevious(committer, run, reject, progress)
             committer.submit(staged, done: end)
             start = end
         }
-        if let (done, at) = try committer.finishPrevious() {
-            try report(done, run, reject)
-            progress(ReplayProgress(records: run.summary.records, done: at))
-        }
+        try reportPrevious(committer, run, reject, progress)
         return run.summary
     }
 
     /// A block applied in memory, waiting for its transaction.
     struct Staged: @unchecked Sendable {
-        var items: [Item]
         var verdicts: [Verdict]
         var bulk: BulkWrite
     }
@@ -360,10 +347,10 @@ public final class ReplayRunner: Sendable {
         if !missing.isEmpty {
             let loaded = try loadStatesInParallel(
                 store: store, users: missing, workers: nw, defaults: engine.config.defaultWeights,
-                worker: { Int(StableHash.fnv1a($0) % UInt64(nw)) })
+                worker: { Int(StableHash.fnv1a($0) % UInt64(nw)) }, each: { _, states in states })
             for user in missing {
                 let w = Int(StableHash.fnv1a(user) % UInt64(nw))
-                if let l = loaded[user] {
+                if let l = loaded[w][user] {
                     run.workers[w].users[user] = UserSlot(cached: l.cached, lastAt: l.lastEventAt)
                 } else if options.createUsers {
                     run.workers[w].users[user] = UserSlot(
@@ -471,10 +458,19 @@ public final class ReplayRunner: Sendable {
                 break
             }
         }
-        return Staged(items: items, verdicts: Array(verdicts), bulk: bulk)
+        return Staged(verdicts: Array(verdicts), bulk: bulk)
     }
 
     /// Counts a committed block's events and reports its rejected records, in order.
+    /// Waits for the block in flight to commit, then counts and reports its results.
+    private func reportPrevious(
+        _ committer: Committer, _ run: RunState, _ reject: (LineError) throws -> Void, _ progress: (ReplayProgress) -> Void
+    ) throws {
+        guard let (done, at) = try committer.finishPrevious() else { return }
+        try report(done, run, reject)
+        progress(ReplayProgress(records: run.summary.records, done: at))
+    }
+
     private func report(_ staged: Staged, _ run: RunState, _ reject: (LineError) throws -> Void) throws {
         for v in staged.verdicts {
             switch v {
