@@ -95,7 +95,7 @@ echo "== feedback: ${SECONDS_PER_PHASE}s, $CONNECTIONS connections, one event a 
 run feedback feedback "$SECONDS_PER_PHASE"
 sleep 1  # requests wrk abandoned when its time was up still finish on the server
 curl -fs "http://127.0.0.1:$PORT/metrics" > "$WORK/metrics.txt"
-server_acked=$(sed -n 's/^soundtrack_feedback_events_total{result="applied"} //p' "$WORK/metrics.txt")
+server_acked=$(metric "$WORK/metrics.txt" 'soundtrack_feedback_events_total{result="applied"}')
 
 echo "== SIGTERM"
 kill -TERM "$SERVER_PID"

@@ -118,9 +118,6 @@ final class GroupCommitWriter: Service, Sendable {
         if signal { wake.signal() }
     }
 
-    /// The number of writes waiting for the next transaction.
-    var queued: Int { state.withLock { $0.items.count } }
-
     /// Whether the writer still takes writes.
     var isOpen: Bool { state.withLock { !$0.closed } }
 

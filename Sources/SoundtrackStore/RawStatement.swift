@@ -135,15 +135,6 @@ final class RawStatement {
 
     /// A little-endian Float32 vector BLOB.
     func floats(_ i: Int32) -> [Float] {
-        let raw = bytes(i)
-        let n = raw.count / 4
-        #if _endian(little)
-        return [Float](unsafeUninitializedCapacity: n) { buffer, count in
-            if n > 0 { UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: raw.baseAddress!, byteCount: n * 4) }
-            count = n
-        }
-        #else
-        return (0..<n).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
-        #endif
+        VectorCoding.decode(bytes(i))
     }
 }

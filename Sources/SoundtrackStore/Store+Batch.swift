@@ -108,11 +108,6 @@ extension Store {
         try writer.write { db in try Self.commit(writes, db) }
     }
 
-    /// ``commit(_:)`` without blocking the caller's thread.
-    public func commitAsync(_ writes: [PendingWrite]) async throws {
-        try await writer.write { db in try Self.commit(writes, db) }
-    }
-
     static func commit(_ writes: [PendingWrite], _ db: Database) throws {
         var latest: [String: UserState] = [:]
         var order: [String] = []

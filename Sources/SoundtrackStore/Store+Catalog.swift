@@ -46,20 +46,25 @@ extension Store {
     /// The write-ahead log is also checkpointed less often (every `checkpointPages` pages instead
     /// of SQLite's 1,000), so that pages written again and again in consecutive transactions are
     /// copied back to the database file once per checkpoint instead of after every few blocks;
-    /// durability is unchanged (every commit still reaches the log on disk). Both settings return
-    /// to SQLite's defaults afterwards.
+    /// durability is unchanged (every commit still reaches the log on disk). The settings return to
+    /// what they were before afterwards.
     public func withLargeCache<T>(cacheMiB: Int = 256, checkpointPages: Int = 1000, _ body: () throws -> T) throws -> T {
-        try writer.writeWithoutTransaction { db in
+        let before = try writer.writeWithoutTransaction { db in
+            let saved = (
+                cache: try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000,
+                checkpoint: try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000,
+                secureDelete: try Int.fetchOne(db, sql: "PRAGMA secure_delete") ?? 0)
             try db.execute(sql: "PRAGMA cache_size = -\(max(2, cacheMiB) * 1024)")
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(max(1, checkpointPages))")
             // Debian builds SQLite with SECURE_DELETE: every overwritten row would also be zeroed on its page.
             try db.execute(sql: "PRAGMA secure_delete = OFF")
+            return saved
         }
         defer {
             try? writer.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA cache_size = -2000")
-                try db.execute(sql: "PRAGMA wal_autocheckpoint = 1000")
-                try db.execute(sql: "PRAGMA secure_delete = ON")
+                try db.execute(sql: "PRAGMA cache_size = \(before.cache)")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(before.checkpoint)")
+                try db.execute(sql: "PRAGMA secure_delete = \(before.secureDelete)")
             }
         }
         return try body()

@@ -31,7 +31,9 @@ public final class WALCheckpointer: Sendable {
             try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? 2
         }
         var config = Configuration()
-        config.busyMode = .timeout(10)
+        // Short: a restart checkpoint holds new writes back while it waits for readers, and a busy
+        // checkpoint is simply tried again on the next round.
+        config.busyMode = .timeout(1)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
         }

@@ -14,22 +14,20 @@ enum VectorCoding {
     }
 
     static func decode(_ data: Data) -> [Float] {
-        let n = data.count / 4
-        return data.withUnsafeBytes { raw in
-            #if _endian(little)
-            // Little-endian host: the stored bytes are the floats' own bytes.
-            return [Float](unsafeUninitializedCapacity: n) { buffer, count in
-                if n > 0 { UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: raw.baseAddress!, byteCount: n * 4) }
-                count = n
-            }
-            #else
-            return (0..<n).map { i in Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))) }
-            #endif
-        }
+        data.withUnsafeBytes { decode($0) }
     }
 
-    /// The vector in column `index` of `row`, decoded without copying the BLOB first.
-    static func decode(_ row: Row, _ index: Int) throws -> [Float] {
-        try row.withUnsafeData(atIndex: index) { data in data.map(decode) ?? [] }
+    /// Decodes the bytes of a BLOB in place (for example a column of a statement being stepped).
+    static func decode(_ raw: UnsafeRawBufferPointer) -> [Float] {
+        let n = raw.count / 4
+        #if _endian(little)
+        // Little-endian host: the stored bytes are the floats' own bytes.
+        return [Float](unsafeUninitializedCapacity: n) { buffer, count in
+            if n > 0 { UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: raw.baseAddress!, byteCount: n * 4) }
+            count = n
+        }
+        #else
+        return (0..<n).map { i in Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))) }
+        #endif
     }
 }

@@ -37,6 +37,22 @@ struct StoreTests {
             motion: Motion(activity: place == "gym" ? .running : .stationary, heartRateBpm: place == "gym" ? 150 : 65))
     }
 
+    @Test("withLargeCache puts the writer's cache, checkpoint and secure-delete settings back as they were")
+    func largeCacheRestoresSettings() throws {
+        let store = try Self.store(.file)
+        func settings() throws -> [Int] {
+            try store.writer.writeWithoutTransaction { db in
+                try ["cache_size", "wal_autocheckpoint", "secure_delete"].map { try Int.fetchOne(db, sql: "PRAGMA \($0)") ?? -1 }
+            }
+        }
+        try store.configureWriter(cacheKiB: 65536, autoCheckpoint: false)
+        try store.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA secure_delete = 1") }
+        #expect(try settings() == [-65536, 0, 1])
+        let inside = try store.withLargeCache(cacheMiB: 8, checkpointPages: 5000) { try settings() }
+        #expect(inside == [-8192, 5000, 0])
+        #expect(try settings() == [-65536, 0, 1])
+    }
+
     @Test("The state the engine leaves is the state the store loads back", arguments: Kind.allCases)
     func stateRoundTrip(kind: Kind) throws {
         let service = try Self.service(kind)
