@@ -63,6 +63,7 @@ extension Recommender {
         let counter = state.pickCounter
         let pickId = Self.pickId(seed: seed, user: state.user, counter: counter)
         state.pickCounter += 1
+        state.changes.counters = true
         remember(track: song, state: &state)
         state.session.currentBin = bin.number
         state.session.dislikeStreak = 0

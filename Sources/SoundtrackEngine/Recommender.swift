@@ -70,6 +70,7 @@ public struct Recommender: Sendable {
         let pickId = Self.pickId(seed: seed, user: state.user, counter: counter)
         let chosenTrack = trackIds.first ?? ""
         state.pickCounter += 1
+        state.changes.counters = true
         remember(track: chosenTrack, state: &state)
         let number = state.bins[binIdx].number
         if state.session.currentBin != number { state.session.dislikeStreak = 0 }
@@ -172,6 +173,7 @@ public struct Recommender: Sendable {
         for i in 0..<d where x.mask[i] > 0 { centroid[i] = x.values[i] }
         let number = state.nextBinNumber
         state.nextBinNumber += 1
+        state.changes.counters = true
 
         var songs: [BinSong] = []
         var taken = Set<String>()

@@ -102,8 +102,10 @@ public struct UserState: Sendable {
         public var weights = false
         /// The place book changed.
         public var places = false
+        /// The pick counter or the next bin number changed (a pick, a new bin).
+        public var counters = false
         /// True when nothing changed.
-        public var isEmpty: Bool { bins.isEmpty && songs.isEmpty && !weights && !places }
+        public var isEmpty: Bool { bins.isEmpty && songs.isEmpty && !weights && !places && !counters }
 
         /// Creates an empty change set.
         public init() {}

@@ -111,9 +111,6 @@ extension Store {
     static func commit(_ writes: [PendingWrite], _ db: Database) throws {
         var latest: [String: UserState] = [:]
         var order: [String] = []
-        // Users whose pick counter or next bin number changed: picks, and feedback that made a bin
-        // (the others leave the `users` row alone: one page less to write).
-        var counters: Set<String> = []
         func merge(_ s: UserState) {
             guard var old = latest[s.user] else {
                 latest[s.user] = s
@@ -125,6 +122,7 @@ extension Store {
             c.songs.formUnion(s.changes.songs)
             c.weights = c.weights || s.changes.weights
             c.places = c.places || s.changes.places
+            c.counters = c.counters || s.changes.counters
             var merged = s
             var carried = old.changes.bins
             for key in old.changes.songs { carried.insert(key.bin) }
@@ -137,21 +135,18 @@ extension Store {
         }
         func flush() throws {
             for user in order {
-                if var s = latest[user] { try saveState(db, &s, counters: counters.contains(user)) }
+                if var s = latest[user] { try saveState(db, &s) }
             }
             latest.removeAll(keepingCapacity: true)
             order.removeAll(keepingCapacity: true)
-            counters.removeAll(keepingCapacity: true)
         }
         for w in writes {
             switch w {
             case let .pick(state, record, seq):
                 merge(state)
-                counters.insert(state.user)
                 try insertPick(db, record, seq: seq)
             case let .feedback(state, event, outcome, seq, keep):
                 merge(state)
-                if outcome.createdBin != nil { counters.insert(state.user) }
                 try db.cachedStatement(sql: """
                     INSERT INTO feedback (id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

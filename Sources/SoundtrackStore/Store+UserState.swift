@@ -66,11 +66,11 @@ extension Store {
             recentTracks: recent, pickCounter: u["pick_counter"], nextBinNumber: u["next_bin_number"])
     }
 
-    /// Writes what the engine changed (``UserState/changes``), the counters (unless the caller knows
-    /// they did not change) and the session; clears the changes.
-    static func saveState(_ db: Database, _ state: inout UserState, counters: Bool = true) throws {
+    /// Writes what the engine changed (``UserState/changes``: bins, memberships, weights, places,
+    /// the counters) and the session; clears the changes.
+    static func saveState(_ db: Database, _ state: inout UserState) throws {
         let user = state.user
-        if counters {
+        if state.changes.counters {
             try db.cachedStatement(sql: "UPDATE users SET pick_counter = ?, next_bin_number = ? WHERE id = ?")
                 .execute(arguments: [state.pickCounter, state.nextBinNumber, user])
         }
@@ -244,6 +244,7 @@ extension Store {
         }
         state.changes.weights = true
         state.changes.places = true
+        state.changes.counters = true
         try writer.write { db in
             if try !Self.userExists(db, state.user) {
                 try db.execute(

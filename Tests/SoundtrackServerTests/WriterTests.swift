@@ -98,11 +98,13 @@ import SoundtrackStore
         state.bins[0].label = "first"
         state.changes.bins = [1]
         state.pickCounter = 1
+        state.changes.counters = true  // as a pick marks it
         let a = state.pendingPart
         state.changes = UserState.Changes()
         state.bins[1].label = "second"
         state.changes.bins = [2]
         state.pickCounter = 2
+        state.changes.counters = true  // as a pick marks it
         let b = state.pendingPart
         #expect(a.bins.map(\.number) == [1])
         #expect(b.bins.map(\.number) == [2])
