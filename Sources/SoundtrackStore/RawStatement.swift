@@ -78,6 +78,23 @@ final class RawStatement {
         try check(sqlite3_bind_text(stmt, i, v, -1, Self.transient))
     }
 
+    /// Binds UTF-8 bytes as TEXT.
+    func bind(_ i: Int32, utf8 v: [UInt8]) throws {
+        guard !v.isEmpty else { return try check(sqlite3_bind_text(stmt, i, "", 0, Self.transient)) }
+        try v.withUnsafeBytes { raw in
+            try check(sqlite3_bind_text(stmt, i, raw.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(raw.count), Self.transient))
+        }
+    }
+
+    /// Binds bytes as a BLOB.
+    func bind(_ i: Int32, blob v: [UInt8]) throws {
+        // sqlite3_bind_zeroblob for no bytes: a NULL pointer would bind NULL.
+        guard !v.isEmpty else { return try check(sqlite3_bind_zeroblob(stmt, i, 0)) }
+        try v.withUnsafeBytes { raw in
+            try check(sqlite3_bind_blob(stmt, i, raw.baseAddress!, Int32(raw.count), Self.transient))
+        }
+    }
+
     /// Binds a vector as a little-endian Float32 BLOB (the layout of ``VectorCoding``).
     func bind(_ i: Int32, floats v: [Float]) throws {
         #if _endian(little)

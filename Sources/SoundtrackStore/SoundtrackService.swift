@@ -84,16 +84,7 @@ public final class SoundtrackService: Sendable {
             try Store.saveState(db, &state)
             let keep = try Bool.fetchOne(db, sql: "SELECT keep_raw_snapshots FROM user_settings WHERE user_id = ?", arguments: [event.user]) ?? false
             let seq = (try Int64.fetchOne(db, sql: "SELECT max(applied_seq) FROM feedback WHERE user_id = ?", arguments: [event.user]) ?? 0) + 1
-            try db.execute(
-                sql: """
-                    INSERT INTO feedback (id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    event.id, event.user, event.at.date.timeIntervalSince1970, event.track, event.signal.rawValue,
-                    event.playedMs, event.pickId, outcome.bin, outcome.switchedTo,
-                    keep ? event.snapshot?.json().serialized() : nil, seq,
-                ])
+            try Store.insertFeedback(db, event, outcome: outcome, seq: seq, keepSnapshot: keep)
             logger.debug("feedback", metadata: [
                 "user": "\(event.user)", "event": "\(event.id)", "signal": "\(event.signal.rawValue)",
                 "bin": "b-\(outcome.bin)", "streak": "\(outcome.dislikeStreak)",

@@ -147,14 +147,7 @@ extension Store {
                 try insertPick(db, record, seq: seq)
             case let .feedback(state, event, outcome, seq, keep):
                 merge(state)
-                try db.cachedStatement(sql: """
-                    INSERT INTO feedback (id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """).execute(arguments: [
-                        event.id, event.user, event.at.date.timeIntervalSince1970, event.track, event.signal.rawValue,
-                        event.playedMs, event.pickId, outcome.bin, outcome.switchedTo,
-                        keep ? event.snapshot?.json().serialized() : nil, seq,
-                    ])
+                try insertFeedback(db, event, outcome: outcome, seq: seq, keepSnapshot: keep)
             case let .forget(user):
                 try flush()
                 try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [user])

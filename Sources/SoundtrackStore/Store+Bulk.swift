@@ -116,26 +116,8 @@ extension Store {
                 try db.cachedStatement(sql: "INSERT INTO user_settings (user_id) VALUES (?)").execute(arguments: [user])
             }
             for var s in bulk.states { try Self.saveState(db, &s) }
-            // Feedback rows through SQLite's C API: a block holds thousands, and GRDB's argument
-            // arrays cost more per row than SQLite's insert.
-            let fb = try RawStatement(db, """
-                INSERT INTO feedback (id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
             for f in bulk.feedback {
-                let e = f.event
-                try fb.bind(1, e.id)
-                try fb.bind(2, e.user)
-                try fb.bind(3, e.at.date.timeIntervalSince1970)
-                try fb.bind(4, e.track)
-                try fb.bind(5, e.signal.rawValue)
-                try fb.bind(6, e.playedMs)
-                try fb.bind(7, e.pickId)
-                try fb.bind(8, f.outcome.bin)
-                try fb.bind(9, f.outcome.switchedTo)
-                try fb.bind(10, f.keepSnapshot ? e.snapshot?.json().serialized() : nil)
-                try fb.bind(11, f.seq)
-                try fb.execute()
+                try Self.insertFeedback(db, f.event, outcome: f.outcome, seq: f.seq, keepSnapshot: f.keepSnapshot)
             }
             for p in bulk.picks { try Self.insertPick(db, p.record, seq: p.seq) }
         }

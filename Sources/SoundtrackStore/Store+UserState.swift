@@ -70,9 +70,14 @@ extension Store {
     /// the counters) and the session; clears the changes.
     static func saveState(_ db: Database, _ state: inout UserState) throws {
         let user = state.user
+        // The rows every pick writes (users, sessions, picks) are bound through SQLite's C API
+        // (``RawStatement``): the service's writer commits thousands of picks a second.
         if state.changes.counters {
-            try db.cachedStatement(sql: "UPDATE users SET pick_counter = ?, next_bin_number = ? WHERE id = ?")
-                .execute(arguments: [state.pickCounter, state.nextBinNumber, user])
+            let stmt = try RawStatement(db, cached: "UPDATE users SET pick_counter = ?, next_bin_number = ? WHERE id = ?")
+            try stmt.bind(1, state.pickCounter)
+            try stmt.bind(2, state.nextBinNumber)
+            try stmt.bind(3, user)
+            try stmt.execute()
         }
         let changes = state.changes
         // The row ids of the user's bins (one index range read): bins and memberships are then
@@ -158,28 +163,63 @@ extension Store {
             }
         }
         let s = state.session
-        try db.cachedStatement(sql: """
+        let session = try RawStatement(db, cached: """
             INSERT INTO sessions (user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(user_id) DO UPDATE SET current_bin = excluded.current_bin, dislike_streak = excluded.dislike_streak,
                 avoided = excluded.avoided, switched_to = excluded.switched_to, last_at = excluded.last_at,
                 recent_tracks = excluded.recent_tracks
-            """).execute(arguments: [
-                user, s.currentBin, s.dislikeStreak, encodeInts(s.avoided), s.switchedTo, s.lastAt?.timeIntervalSince1970,
-                encodeStrings(state.recentTracks),
-            ])
+            """)
+        try session.bind(1, user)
+        try session.bind(2, s.currentBin)
+        try session.bind(3, s.dislikeStreak)
+        try session.bind(4, utf8: encodeInts(s.avoided))
+        try session.bind(5, s.switchedTo)
+        try session.bind(6, s.lastAt?.timeIntervalSince1970)
+        try session.bind(7, utf8: encodeStrings(state.recentTracks))
+        try session.execute()
         state.changes = UserState.Changes()
     }
 
+    /// Inserts a pick row. The ranking is stored as a BLOB (``VectorCoding/encode(ranking:)``);
+    /// rows of earlier versions hold it as JSON text, which ``loadPick(_:id:user:)`` still reads.
     static func insertPick(_ db: Database, _ r: PickRecord, seq: Int64) throws {
-        let ranking = JSONValue.array(r.ranking.map { .array([.number(Double($0.bin)), .number(Double($0.score))]) }).serialized()
-        try db.cachedStatement(sql: """
+        let stmt = try RawStatement(db, cached: """
             INSERT INTO picks (id, user_id, seq, at, bin_number, track_id, layout_version, features, mask, ranking)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [
-                r.pickId, r.user, seq, r.at.timeIntervalSince1970, r.binNumber, r.trackId, FeatureLayout.version,
-                VectorCoding.encode(r.features.values), VectorCoding.encode(r.features.mask), ranking,
-            ])
+            """)
+        try stmt.bind(1, r.pickId)
+        try stmt.bind(2, r.user)
+        try stmt.bind(3, seq)
+        try stmt.bind(4, r.at.timeIntervalSince1970)
+        try stmt.bind(5, r.binNumber)
+        try stmt.bind(6, r.trackId)
+        try stmt.bind(7, FeatureLayout.version)
+        try stmt.bind(8, floats: r.features.values)
+        try stmt.bind(9, floats: r.features.mask)
+        try stmt.bind(10, blob: VectorCoding.encode(ranking: r.ranking))
+        try stmt.execute()
+    }
+
+    /// Inserts a feedback row: what the event did (`outcome`), its `applied_seq`, and the event's
+    /// snapshot when the user keeps raw snapshots. The one feedback INSERT of every write path.
+    static func insertFeedback(_ db: Database, _ e: FeedbackEvent, outcome: FeedbackOutcome, seq: Int64, keepSnapshot: Bool) throws {
+        let stmt = try RawStatement(db, cached: """
+            INSERT INTO feedback (id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        try stmt.bind(1, e.id)
+        try stmt.bind(2, e.user)
+        try stmt.bind(3, e.at.date.timeIntervalSince1970)
+        try stmt.bind(4, e.track)
+        try stmt.bind(5, e.signal.rawValue)
+        try stmt.bind(6, e.playedMs)
+        try stmt.bind(7, e.pickId)
+        try stmt.bind(8, outcome.bin)
+        try stmt.bind(9, outcome.switchedTo)
+        try stmt.bind(10, keepSnapshot ? e.snapshot?.json().serialized() : nil)
+        try stmt.bind(11, seq)
+        try stmt.execute()
     }
 
     static func loadPick(_ db: Database, id: String, user: String) throws -> PickRecord? {
@@ -187,12 +227,20 @@ extension Store {
             return nil
         }
         var ranking: [RankedBin] = []
-        if case let .array(items)? = try? JSONParser.parse(r["ranking"] as String) {
-            for case let .array(pair) in items where pair.count == 2 {
-                if case let .number(b) = pair[0], case let .number(s) = pair[1] {
-                    ranking.append(RankedBin(bin: Int(b), score: Float(s)))
+        switch (r["ranking"] as DatabaseValue).storage {
+        case .blob(let data):
+            ranking = data.withUnsafeBytes { VectorCoding.decodeRanking($0) }
+        case .string(let text):
+            // Written before rankings were stored as BLOBs: [[bin, score], …].
+            if case let .array(items)? = try? JSONParser.parse(text) {
+                for case let .array(pair) in items where pair.count == 2 {
+                    if case let .number(b) = pair[0], case let .number(s) = pair[1] {
+                        ranking.append(RankedBin(bin: Int(b), score: Float(s)))
+                    }
                 }
             }
+        default:
+            break
         }
         return PickRecord(
             pickId: r["id"], user: r["user_id"], at: Date(timeIntervalSince1970: r["at"]), binNumber: r["bin_number"],
@@ -201,12 +249,28 @@ extension Store {
             ranking: ranking)
     }
 
-    static func encodeInts(_ v: [Int]) -> String {
-        JSONValue.array(v.map { .number(Double($0)) }).serialized()
+    /// A JSON array of integers, as UTF-8 bytes.
+    static func encodeInts(_ v: [Int]) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        for (k, x) in v.enumerated() {
+            if k > 0 { out.append(UInt8(ascii: ",")) }
+            JSONValue.writeNumber(Double(x), into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
     }
 
-    static func encodeStrings(_ v: [String]) -> String {
-        JSONValue.array(v.map { .string($0) }).serialized()
+    /// A JSON array of strings, as UTF-8 bytes.
+    static func encodeStrings(_ v: [String]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(2 + v.reduce(0) { $0 + $1.utf8.count + 3 })
+        out.append(UInt8(ascii: "["))
+        for (k, x) in v.enumerated() {
+            if k > 0 { out.append(UInt8(ascii: ",")) }
+            JSONValue.writeString(x, into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
     }
 
     static func decodeInts(_ s: String) -> [Int] {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SoundtrackEngine
 
 /// Float vectors as little-endian Float32 BLOBs.
 enum VectorCoding {
@@ -29,5 +30,27 @@ enum VectorCoding {
         #else
         return (0..<n).map { i in Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))) }
         #endif
+    }
+
+    /// A pick's ranking as a BLOB: for each bin, its number (Int32) then its score (Float32),
+    /// little-endian, 8 bytes a bin.
+    static func encode(ranking: [RankedBin]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: ranking.count * 8)
+        out.withUnsafeMutableBytes { raw in
+            for (i, r) in ranking.enumerated() {
+                raw.storeBytes(of: UInt32(bitPattern: Int32(clamping: r.bin)).littleEndian, toByteOffset: i * 8, as: UInt32.self)
+                raw.storeBytes(of: r.score.bitPattern.littleEndian, toByteOffset: i * 8 + 4, as: UInt32.self)
+            }
+        }
+        return out
+    }
+
+    /// The ranking of a BLOB written by ``encode(ranking:)``; a trailing partial entry is ignored.
+    static func decodeRanking(_ raw: UnsafeRawBufferPointer) -> [RankedBin] {
+        (0..<raw.count / 8).map { i in
+            RankedBin(
+                bin: Int(Int32(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 8, as: UInt32.self)))),
+                score: Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 8 + 4, as: UInt32.self))))
+        }
     }
 }

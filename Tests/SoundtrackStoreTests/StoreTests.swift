@@ -76,6 +76,41 @@ struct StoreTests {
         #expect(again.session == state.session)
     }
 
+    @Test("A stored pick reads back as it was made, and a pick row of an earlier version (ranking as JSON text) still reads")
+    func pickRecordRoundTrip() throws {
+        let service = try Self.service(.file)
+        try service.store.addUser(id: "u-1", at: Date(timeIntervalSince1970: 0))
+        var state = try service.state(user: "u-1")
+        var made: [PickRecord] = []
+        for (i, p) in ["library", "gym", "home", "library", "gym"].enumerated() {
+            let (_, record) = service.engine.pick(Self.snapshot(p, "2026-03-11T0\(i + 4):00:00+01:00"), state: &state)
+            made.append(record)
+        }
+        #expect(made.last!.ranking.count >= 2)
+        #expect(made.last!.ranking.contains { $0.score != $0.score.rounded() })
+        try service.store.writer.write { db in
+            for (seq, r) in made.enumerated() { try Store.insertPick(db, r, seq: Int64(seq)) }
+        }
+        for r in made { #expect(try service.store.pickRecord(id: r.pickId, user: "u-1") == r) }
+        #expect(try service.store.pickRecord(id: made[0].pickId, user: "u-2") == nil)
+        // An earlier version stored the ranking as JSON text.
+        let old = made.last!
+        try service.store.writer.write { db in
+            try db.execute(sql: "UPDATE picks SET ranking = ? WHERE id = ?", arguments: ["[[2,0.5],[1,-0.25]]", old.pickId])
+        }
+        #expect(try service.store.pickRecord(id: old.pickId, user: "u-1")?.ranking == [RankedBin(bin: 2, score: 0.5), RankedBin(bin: 1, score: -0.25)])
+    }
+
+    @Test("Session lists are stored as JSON arrays, escapes included")
+    func sessionListsAsJSON() throws {
+        #expect(String(decoding: Store.encodeInts([]), as: UTF8.self) == "[]")
+        #expect(String(decoding: Store.encodeInts([3, -1, 12]), as: UTF8.self) == "[3,-1,12]")
+        let odd = ["t-1", "quote\"back\\slash", "tab\there", "ünï"]
+        #expect(String(decoding: Store.encodeStrings(odd), as: UTF8.self) == JSONValue.array(odd.map { .string($0) }).serialized())
+        #expect(Store.decodeStrings(String(decoding: Store.encodeStrings(odd), as: UTF8.self)) == odd)
+        #expect(Store.decodeInts(String(decoding: Store.encodeInts([3, -1, 12]), as: UTF8.self)) == [3, -1, 12])
+    }
+
     @Test("The same event applied twice changes nothing the second time", arguments: Kind.allCases)
     func idempotent(kind: Kind) throws {
         let service = try Self.service(kind)
