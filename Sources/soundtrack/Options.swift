@@ -52,7 +52,7 @@ struct StoreOptions: ParsableArguments {
             executable: exeURL ?? Bundle.main.executableURL, workingDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
         let level = logLevel
         LoggingSystem.bootstrapOnce { label in
-            var h = StreamLogHandler.standardError(label: label)
+            var h = LazyMetadataLogHandler(StreamLogHandler.standardError(label: label))
             h.logLevel = level
             return h
         }
@@ -96,6 +96,43 @@ func jsonLines(_ data: Data) -> [(Int, Data)] {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// `StreamLogHandler`'s output, with the logger's own metadata formatted only when a message is
+/// logged. `StreamLogHandler` formats its metadata on every change, and the HTTP server changes it
+/// on every request (Hummingbird gives each request's logger a request id), whether or not
+/// anything is logged: a few percent of the service's CPU.
+struct LazyMetadataLogHandler: LogHandler {
+    private var inner: StreamLogHandler
+    var metadata: Logger.Metadata = [:]
+
+    init(_ inner: StreamLogHandler) {
+        self.inner = inner
+    }
+
+    var logLevel: Logger.Level {
+        get { inner.logLevel }
+        set { inner.logLevel = newValue }
+    }
+
+    var metadataProvider: Logger.MetadataProvider? {
+        get { inner.metadataProvider }
+        set { inner.metadataProvider = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var event = event
+        if !metadata.isEmpty {
+            // The message's own metadata wins over the logger's, as in StreamLogHandler.
+            event.metadata = metadata.merging(event.metadata ?? [:]) { _, explicit in explicit }
+        }
+        inner.log(event: event)
+    }
+}
 
 extension LoggingSystem {
     private static let once = Mutex(false)
