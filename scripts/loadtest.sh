@@ -12,7 +12,9 @@
 # service: wrk drops the replies still in flight when its time is up).
 # Environment: SOUNDTRACK_BIN (default .build-server/release/soundtrack, else .build/release/soundtrack),
 # PORT (default 18080), THREADS (wrk threads, default 1), KEEP=1 keeps the work directory,
-# PERF=PHASE (warmup, picks or feedback) records `perf record -g` of the service during that phase
+# RATE (default 10000; 0 skips): after the picks at full speed, picks offered at RATE a second
+# (scripts/loadtest/paced.lua), the latency at that load rather than at saturation,
+# PERF=PHASE (warmup, picks, paced or feedback) records `perf record -g` of the service during that phase
 # into the work directory (implies KEEP=1), SERVE_ARGS adds options to `serve`.
 # The last column is the service's own CPU time (user + system, from /proc) per request.
 set -euo pipefail
@@ -21,6 +23,7 @@ USERS=${1:-10000}
 SECONDS_PER_PHASE=${2:-20}
 CONNECTIONS=${3:-32}
 THREADS=${THREADS:-1}
+RATE=${RATE:-10000}
 PORT=${PORT:-18080}
 BIN=${SOUNDTRACK_BIN:-}
 if [[ -z "$BIN" ]]; then
@@ -56,7 +59,7 @@ for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null 2>
 curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null || { cat "$WORK/serve.log"; exit 1; }
 head -1 "$WORK/serve.log"
 
-export KEYS_FILE=$WORK/keys.tsv TRACKS_FILE=$WORK/tracks.txt LUA_DIR=$PWD/scripts/loadtest RUN_ID=run$$
+export KEYS_FILE=$WORK/keys.tsv TRACKS_FILE=$WORK/tracks.txt LUA_DIR=$PWD/scripts/loadtest RUN_ID=run$$ RATE THREADS
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }  # the service's user + system CPU, in clock ticks
 metric() { sed -n "s/^$2 //p" "$1" | head -1; }
 run() {  # phase script seconds (the warm-up stops by itself when every user had its picks)
@@ -76,7 +79,9 @@ run() {  # phase script seconds (the warm-up stops by itself when every user had
     kill -INT "$wrk_pid" 2>/dev/null || true
     wait "$wrk_pid"
   else
-    SUMMARY_FILE=$WORK/$1.summary wrk -t"$THREADS" -c"$CONNECTIONS" -d"$3"s --timeout 5s --latency -s "scripts/loadtest/$2.lua" "http://127.0.0.1:$PORT" > "$WORK/$1.wrk"
+    local TIMEFORMAT="%U %S"  # wrk's own CPU: it shares the cores with the service
+    { time SUMMARY_FILE=$WORK/$1.summary wrk -t"$THREADS" -c"$CONNECTIONS" -d"$3"s --timeout 5s --latency -s "scripts/loadtest/$2.lua" "http://127.0.0.1:$PORT" > "$WORK/$1.wrk"; } 2> "$WORK/$1.wrktime"
+    echo "wrk_cpu_s=$(awk '{print $1 + $2}' "$WORK/$1.wrktime")" >> "$WORK/$1.summary"
   fi
   after=$(cpu_ticks)
   [[ -n "$perf_pid" ]] && { kill -INT "$perf_pid"; wait "$perf_pid" || true; }
@@ -91,6 +96,10 @@ echo "== warm-up: every user once in each of the four contexts ($((USERS * 4)) p
 run warmup warmup 600
 echo "== picks: ${SECONDS_PER_PHASE}s, $CONNECTIONS connections"
 run picks picks "$SECONDS_PER_PHASE"
+if (( RATE > 0 )); then
+  echo "== picks offered at $RATE a second: ${SECONDS_PER_PHASE}s, $CONNECTIONS connections"
+  run paced paced "$SECONDS_PER_PHASE"
+fi
 echo "== feedback: ${SECONDS_PER_PHASE}s, $CONNECTIONS connections, one event a request"
 run feedback feedback "$SECONDS_PER_PHASE"
 sleep 1  # requests wrk abandoned when its time was up still finish on the server
@@ -120,15 +129,27 @@ echo "users $USERS, $CONNECTIONS connections, ${SECONDS_PER_PHASE}s a phase, $(n
 printf "%-10s %10s %8s %8s %12s %9s %9s %9s %14s\n" phase ok non-200 sockerr "per second" "p50 ms" "p99 ms" "max ms" "CPU µs/req"
 row warmup warm-up
 row picks picks
+PHASES="warmup picks feedback"
+if (( RATE > 0 )); then
+  row paced "picks@rate"
+  PHASES="warmup picks paced feedback"
+fi
 row feedback feedback
 echo
-printf "%-10s %12s %12s %18s %14s\n" phase "bins made" "commits" "writes a commit" "writer busy %"
-for p in warmup picks feedback; do
+printf "%-10s %12s %12s %18s %14s %18s\n" phase "bins made" "commits" "writes a commit" "writer busy %" "wrk CPU % of a core"
+for p in $PHASES; do
   batches=$(get $p soundtrack_write_batches_total)
-  printf "%-10s %12.0f %12.0f %18.1f %14.1f\n" "$p" "$(get $p soundtrack_bins_created_total)" "$batches" \
+  wrk_cpu=$(get $p wrk_cpu_s)
+  printf "%-10s %12.0f %12.0f %18.1f %14.1f %18s\n" "$p" "$(get $p soundtrack_bins_created_total)" "$batches" \
     "$(echo "$(get $p soundtrack_writes_committed_total) / ($batches + 0.000001)" | bc -l)" \
-    "$(echo "100 * $(get $p soundtrack_commit_duration_seconds_sum) / ($(get $p duration_us) / 1000000)" | bc -l)"
+    "$(echo "100 * $(get $p soundtrack_commit_duration_seconds_sum) / ($(get $p duration_us) / 1000000)" | bc -l)" \
+    "$([[ -n "$wrk_cpu" ]] && printf "%.0f" "$(echo "100 * $wrk_cpu / ($(get $p duration_us) / 1000000)" | bc -l)" || echo -)"
 done
+if (( RATE > 0 )); then
+  echo
+  printf "picks@rate: offered %d a second; p99.9 %.2f ms; %d sends more than 1 ms behind schedule (worst %.1f ms)\n" \
+    "$RATE" "$(echo "$(get paced p999_us) / 1000" | bc -l)" "$(get paced late)" "$(echo "$(get paced max_lag_us) / 1000" | bc -l)"
+fi
 acked=$(get feedback ok)
 echo
 echo "feedback: acknowledged by the service $server_acked, received by wrk $acked (wrk drops the replies in flight when its time is up)"

@@ -46,6 +46,12 @@ function sum(name)
   return total
 end
 
+function max_of(name)
+  local m = 0
+  for _, t in ipairs(threads) do m = math.max(m, t:get(name) or 0) end
+  return m
+end
+
 function write_summary(file, fields)
   local f = io.open(file, "w")
   for k, v in pairs(fields) do f:write(k, "=", tostring(v), "\n") end
@@ -53,10 +59,13 @@ function write_summary(file, fields)
 end
 
 -- wrk's `done` for every script: the threads' count of `ok_name` (successes) and `failed`, socket
--- errors and latency percentiles, to $SUMMARY_FILE for loadtest.sh.
-function summarise(ok_name, summary, latency)
-  write_summary(os.getenv("SUMMARY_FILE"), {
+-- errors and latency percentiles, to $SUMMARY_FILE for loadtest.sh; `extra` adds fields.
+function summarise(ok_name, summary, latency, extra)
+  local fields = {
     ok = sum(ok_name), failed = sum("failed"), errors = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
     duration_us = summary.duration, p50_us = latency:percentile(50), p99_us = latency:percentile(99), max_us = latency.max,
-  })
+    p999_us = latency:percentile(99.9),
+  }
+  for k, v in pairs(extra or {}) do fields[k] = v end
+  write_summary(os.getenv("SUMMARY_FILE"), fields)
 end
