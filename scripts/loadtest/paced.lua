@@ -4,6 +4,7 @@
 -- answer came back waits for the next free slot. When every connection is busy the schedule falls
 -- behind and requests go out at once until it catches up (open loop: slowness is not hidden by
 -- sending less); `late` counts the sends more than 1 ms behind schedule, `max_lag_us` the worst.
+-- $PICK_PATH replaces the path (for example /v1/picks?learn=false: picks without the writer).
 package.path = os.getenv("LUA_DIR") .. "/?.lua;" .. package.path
 require("common")
 local ffi = require("ffi")
