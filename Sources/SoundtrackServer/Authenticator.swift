@@ -87,7 +87,12 @@ public final class Authenticator: Sendable {
             return (now - validated < ttl ? .some(e.principal) : nil, revalidate)
         }
         if revalidate {
-            Task.detached { self.revalidate() }
+            // A thread of its own, not the cooperative pool: the query blocks (it reads every key)
+            // and the pool's few threads are the ones answering requests.
+            Thread.detachNewThread {
+                nameThread("st-keys")
+                self.revalidate()
+            }
         }
         let principal: Principal?
         if let cached {
