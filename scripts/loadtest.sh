@@ -13,7 +13,8 @@
 # Environment: SOUNDTRACK_BIN (default .build-server/release/soundtrack, else .build/release/soundtrack),
 # PORT (default 18080), THREADS (wrk threads, default 1), KEEP=1 keeps the work directory,
 # RATE (default 10000; 0 skips): after the picks at full speed, picks offered at RATE a second
-# (scripts/loadtest/paced.lua), the latency at that load rather than at saturation,
+# (scripts/loadtest/paced.lua) over PACED_CONNECTIONS (default 256: enough idle connections that a
+# slow answer does not hold the next sends back), the latency at that load rather than at saturation,
 # PERF=PHASE (warmup, picks, paced or feedback) records `perf record -g` of the service during that phase
 # into the work directory (implies KEEP=1), SERVE_ARGS adds options to `serve`.
 # The last column is the service's own CPU time (user + system, from /proc) per request.
@@ -24,6 +25,7 @@ SECONDS_PER_PHASE=${2:-20}
 CONNECTIONS=${3:-32}
 THREADS=${THREADS:-1}
 RATE=${RATE:-10000}
+PACED_CONNECTIONS=${PACED_CONNECTIONS:-256}
 PORT=${PORT:-18080}
 BIN=${SOUNDTRACK_BIN:-}
 if [[ -z "$BIN" ]]; then
@@ -62,8 +64,8 @@ head -1 "$WORK/serve.log"
 export KEYS_FILE=$WORK/keys.tsv TRACKS_FILE=$WORK/tracks.txt LUA_DIR=$PWD/scripts/loadtest RUN_ID=run$$ RATE THREADS
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }  # the service's user + system CPU, in clock ticks
 metric() { sed -n "s/^$2 //p" "$1" | head -1; }
-run() {  # phase script seconds (the warm-up stops by itself when every user had its picks)
-  local before after perf_pid=
+run() {  # phase script seconds [connections] (the warm-up stops by itself when every user had its picks)
+  local before after perf_pid= conns=${4:-$CONNECTIONS}
   curl -fs "http://127.0.0.1:$PORT/metrics" > "$WORK/$1.metrics.before"
   if [[ "${PERF:-}" == "$1" ]]; then
     KEEP=1
@@ -80,7 +82,7 @@ run() {  # phase script seconds (the warm-up stops by itself when every user had
     wait "$wrk_pid"
   else
     local TIMEFORMAT="%U %S"  # wrk's own CPU: it shares the cores with the service
-    { time SUMMARY_FILE=$WORK/$1.summary wrk -t"$THREADS" -c"$CONNECTIONS" -d"$3"s --timeout 5s --latency -s "scripts/loadtest/$2.lua" "http://127.0.0.1:$PORT" > "$WORK/$1.wrk"; } 2> "$WORK/$1.wrktime"
+    { time SUMMARY_FILE=$WORK/$1.summary wrk -t"$THREADS" -c"$conns" -d"$3"s --timeout 5s --latency -s "scripts/loadtest/$2.lua" "http://127.0.0.1:$PORT" > "$WORK/$1.wrk"; } 2> "$WORK/$1.wrktime"
     echo "wrk_cpu_s=$(awk '{print $1 + $2}' "$WORK/$1.wrktime")" >> "$WORK/$1.summary"
   fi
   after=$(cpu_ticks)
@@ -97,8 +99,8 @@ run warmup warmup 600
 echo "== picks: ${SECONDS_PER_PHASE}s, $CONNECTIONS connections"
 run picks picks "$SECONDS_PER_PHASE"
 if (( RATE > 0 )); then
-  echo "== picks offered at $RATE a second: ${SECONDS_PER_PHASE}s, $CONNECTIONS connections"
-  run paced paced "$SECONDS_PER_PHASE"
+  echo "== picks offered at $RATE a second: ${SECONDS_PER_PHASE}s, $PACED_CONNECTIONS connections"
+  run paced paced "$SECONDS_PER_PHASE" "$PACED_CONNECTIONS"
 fi
 echo "== feedback: ${SECONDS_PER_PHASE}s, $CONNECTIONS connections, one event a request"
 run feedback feedback "$SECONDS_PER_PHASE"
@@ -149,6 +151,8 @@ if (( RATE > 0 )); then
   echo
   printf "picks@rate: offered %d a second; p99.9 %.2f ms; %d sends more than 1 ms behind schedule (worst %.1f ms)\n" \
     "$RATE" "$(echo "$(get paced p999_us) / 1000" | bc -l)" "$(get paced late)" "$(echo "$(get paced max_lag_us) / 1000" | bc -l)"
+  printf "            p99 counting late sends (coordinated omission) at most %.2f ms: 99.5 %% of sends at most %.1f ms late, p99.5 %.2f ms\n" \
+    "$(echo "$(get paced p99_bound_us) / 1000" | bc -l)" "$(echo "$(get paced lag995_us) / 1000" | bc -l)" "$(echo "$(get paced p995_us) / 1000" | bc -l)"
 fi
 acked=$(get feedback ok)
 echo

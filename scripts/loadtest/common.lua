@@ -46,6 +46,13 @@ function sum(name)
   return total
 end
 
+-- Every thread's value of its global `name` (tables are copied), for `done`.
+function gather(name)
+  local out = {}
+  for _, t in ipairs(threads) do out[#out + 1] = t:get(name) end
+  return out
+end
+
 function max_of(name)
   local m = 0
   for _, t in ipairs(threads) do m = math.max(m, t:get(name) or 0) end
