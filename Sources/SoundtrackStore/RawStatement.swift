@@ -73,9 +73,15 @@ final class RawStatement {
         try check(v.map { sqlite3_bind_double(stmt, i, $0) } ?? sqlite3_bind_null(stmt, i))
     }
 
+    /// Binds a string's UTF-8 bytes as TEXT, all of them (an embedded NUL included).
     func bind(_ i: Int32, _ v: String?) throws {
-        guard let v else { return try check(sqlite3_bind_null(stmt, i)) }
-        try check(sqlite3_bind_text(stmt, i, v, -1, Self.transient))
+        guard var v else { return try check(sqlite3_bind_null(stmt, i)) }
+        try v.withUTF8 { u in
+            guard let base = u.baseAddress, u.count > 0 else { return try check(sqlite3_bind_text(stmt, i, "", 0, Self.transient)) }
+            try base.withMemoryRebound(to: CChar.self, capacity: u.count) { p in
+                try check(sqlite3_bind_text(stmt, i, p, Int32(u.count), Self.transient))
+            }
+        }
     }
 
     /// Binds UTF-8 bytes as TEXT.

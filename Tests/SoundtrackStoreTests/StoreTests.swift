@@ -101,6 +101,26 @@ struct StoreTests {
         #expect(try service.store.pickRecord(id: old.pickId, user: "u-1")?.ranking == [RankedBin(bin: 2, score: 0.5), RankedBin(bin: 1, score: -0.25)])
     }
 
+    @Test("Strings bound through the C API keep every byte: empty, non-ASCII, an embedded NUL")
+    func rawStatementStrings() throws {
+        let store = try Self.store(.memory)
+        let values = ["", "ünï · 音楽", "a\u{0}b", String(repeating: "x", count: 5000)]
+        let read: [String] = try store.writer.write { db in
+            try db.execute(sql: "CREATE TEMP TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)")
+            let insert = try RawStatement(db, "INSERT INTO t (k, v) VALUES (?, ?)")
+            for (k, v) in values.enumerated() {
+                try insert.bind(1, k)
+                try insert.bind(2, v)
+                try insert.execute()
+            }
+            let select = try RawStatement(db, "SELECT v FROM t ORDER BY k")
+            var out: [String] = []
+            while try select.step() { out.append(select.text(0)) }
+            return out
+        }
+        #expect(read == values)
+    }
+
     @Test("Session lists are stored as JSON arrays, escapes included")
     func sessionListsAsJSON() throws {
         #expect(String(decoding: Store.encodeInts([]), as: UTF8.self) == "[]")
