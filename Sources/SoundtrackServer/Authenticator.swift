@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SoundtrackApp
 import SoundtrackStore
 
 /// Who a request acts as: the key that authenticated it.

@@ -1,11 +1,9 @@
 import Dispatch
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import SoundtrackApp
 import SoundtrackStore
 
 /// Checkpoints the WAL beside the writer, on a thread of its own: the writer's commits then only
@@ -88,16 +86,4 @@ func runOnThread(named name: String, _ body: @escaping @Sendable () -> Void, sto
     } onCancel: {
         stop()
     }
-}
-
-/// Names the calling thread as `top -H` and `perf` show it (Linux keeps 15 bytes). Glibc's
-/// `pthread_setname_np` is not imported into Swift; the kernel takes the name from this file too.
-func nameThread(_ name: String) {
-    #if canImport(Glibc)
-    let fd = open("/proc/thread-self/comm", O_WRONLY)
-    guard fd >= 0 else { return }
-    defer { close(fd) }
-    let bytes = Array(name.utf8.prefix(15))
-    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    #endif
 }
