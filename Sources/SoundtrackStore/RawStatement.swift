@@ -19,10 +19,7 @@ final class RawStatement {
         stmt = s
         borrowed = nil
         if let text {
-            for i in 1...max(1, Int(sqlite3_bind_parameter_count(stmt))) {
-                let rc = sqlite3_bind_text(stmt, Int32(i), text, -1, Self.transient)
-                guard rc == SQLITE_OK else { throw Self.error(rc, db, sql) }
-            }
+            for i in 1...max(1, Int(sqlite3_bind_parameter_count(stmt))) { try bind(Int32(i), text) }
         }
     }
 
@@ -76,20 +73,18 @@ final class RawStatement {
     /// Binds a string's UTF-8 bytes as TEXT, all of them (an embedded NUL included).
     func bind(_ i: Int32, _ v: String?) throws {
         guard var v else { return try check(sqlite3_bind_null(stmt, i)) }
-        try v.withUTF8 { u in
-            guard let base = u.baseAddress, u.count > 0 else { return try check(sqlite3_bind_text(stmt, i, "", 0, Self.transient)) }
-            try base.withMemoryRebound(to: CChar.self, capacity: u.count) { p in
-                try check(sqlite3_bind_text(stmt, i, p, Int32(u.count), Self.transient))
-            }
-        }
+        try v.withUTF8 { try bindText(i, UnsafeRawBufferPointer($0)) }
     }
 
     /// Binds UTF-8 bytes as TEXT.
     func bind(_ i: Int32, utf8 v: [UInt8]) throws {
-        guard !v.isEmpty else { return try check(sqlite3_bind_text(stmt, i, "", 0, Self.transient)) }
-        try v.withUnsafeBytes { raw in
-            try check(sqlite3_bind_text(stmt, i, raw.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(raw.count), Self.transient))
-        }
+        try v.withUnsafeBytes { try bindText(i, $0) }
+    }
+
+    /// Binds bytes as TEXT with their length (not up to a NUL); no bytes bind the empty text, not NULL.
+    private func bindText(_ i: Int32, _ raw: UnsafeRawBufferPointer) throws {
+        guard let base = raw.baseAddress, raw.count > 0 else { return try check(sqlite3_bind_text(stmt, i, "", 0, Self.transient)) }
+        try check(sqlite3_bind_text(stmt, i, base.assumingMemoryBound(to: CChar.self), Int32(raw.count), Self.transient))
     }
 
     /// Binds bytes as a BLOB.
