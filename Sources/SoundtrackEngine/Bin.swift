@@ -133,10 +133,7 @@ public struct BinSong: Sendable, Equatable {
 
     /// Creates a membership.
     public init(trackId: String, likes: Int = 0, dislikes: Int = 0) {
-        self.trackId = trackId
-        self.key = TrackKey(trackId)
-        self.likes = likes
-        self.dislikes = dislikes
+        self.init(trackId: trackId, key: TrackKey(trackId), likes: likes, dislikes: dislikes)
     }
 
     /// Creates a membership whose track key is already known (it must be `TrackKey(trackId)`).
