@@ -40,22 +40,22 @@ function headers(i)
   return { ["Authorization"] = "Bearer " .. keys[i], ["Content-Type"] = "application/json" }
 end
 
-function sum(name)
-  local total = 0
-  for _, t in ipairs(threads) do total = total + (t:get(name) or 0) end
-  return total
-end
-
--- Every thread's value of its global `name` (tables are copied), for `done`.
+-- Every thread's value of its global `name` (tables are copied; a missing value is 0), for `done`.
 function gather(name)
   local out = {}
-  for _, t in ipairs(threads) do out[#out + 1] = t:get(name) end
+  for _, t in ipairs(threads) do out[#out + 1] = t:get(name) or 0 end
   return out
+end
+
+function sum(name)
+  local total = 0
+  for _, v in ipairs(gather(name)) do total = total + v end
+  return total
 end
 
 function max_of(name)
   local m = 0
-  for _, t in ipairs(threads) do m = math.max(m, t:get(name) or 0) end
+  for _, v in ipairs(gather(name)) do m = math.max(m, v) end
   return m
 end
 
