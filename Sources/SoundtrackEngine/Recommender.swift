@@ -51,8 +51,11 @@ public struct Recommender: Sendable {
     ///   - snapshot: the validated snapshot (its user must be `state.user`).
     ///   - state: the user's state; changed in place (see ``UserState/changes``).
     ///   - top: how many tracks to rank (`--top K`); the pick's track is the first.
+    ///   - pickId: the pick's id; `nil` derives it from the seed, the user and the pick counter
+    ///     (``pickId(seed:user:counter:)``), stable across runs. The HTTP service passes ids that
+    ///     increase with time, so that its index of picks grows at one end.
     /// - Returns: the pick to answer with, and the record to keep for feedback.
-    public func pick(_ snapshot: Snapshot, state: inout UserState, top: Int = 1) -> (pick: Pick, record: PickRecord) {
+    public func pick(_ snapshot: Snapshot, state: inout UserState, top: Int = 1, pickId: String? = nil) -> (pick: Pick, record: PickRecord) {
         precondition(snapshot.user == state.user, "snapshot of another user")
         let at = snapshot.at.date
         var rng = SeededGenerator(seed: seed, user: state.user, counter: state.pickCounter)
@@ -67,7 +70,7 @@ public struct Recommender: Sendable {
         let why = explain(binIndex: binIdx, x: x, state: &state)
 
         let counter = state.pickCounter
-        let pickId = Self.pickId(seed: seed, user: state.user, counter: counter)
+        let pickId = pickId ?? Self.pickId(seed: seed, user: state.user, counter: counter)
         let chosenTrack = trackIds.first ?? ""
         state.pickCounter += 1
         state.changes.counters = true
