@@ -47,11 +47,14 @@ public final class LiveRecommender: Sendable {
     private let pendingPicks = Mutex<[String: PickRecord]>([:])
     private let pendingEvents = Mutex<[String: PendingEvent]>([:])
     private let writerBox = Mutex<GroupCommitWriter?>(nil)
+    private let pickIds: PickIds
 
     /// Creates the live recommender over a service's store and engine, with the whole catalog
-    /// index in memory.
-    init(service: SoundtrackService, index: CatalogIndex, metrics: ServerMetrics, logger: Logger) {
+    /// index in memory. Pick ids follow the greatest of the service's ids in the database (``PickIds``).
+    init(service: SoundtrackService, index: CatalogIndex, clock: ServerClock, metrics: ServerMetrics, logger: Logger) throws {
         store = service.store
+        let last = try store.greatestPickId(from: PickIds.range.lower, below: PickIds.range.upper).flatMap(PickIds.value(of:))
+        pickIds = PickIds(after: last ?? 0, now: clock.now)
         engine = service.engine.with(catalog: IndexCatalog(index))
         self.metrics = metrics
         self.logger = logger
@@ -78,7 +81,7 @@ public final class LiveRecommender: Sendable {
                 return engine.pick(snapshot, state: &copy, top: top).pick
             }
             let seq = cached.state.pickCounter
-            let (pick, record) = engine.pick(snapshot, state: &cached.state, top: top)
+            let (pick, record) = engine.pick(snapshot, state: &cached.state, top: top, pickId: pickIds.next())
             let write = PendingWrite.pick(state: cached.state.pendingPart, record: record, seq: seq)
             cached.state.changes = UserState.Changes()
             pendingPicks.withLock { $0[record.pickId] = record }

@@ -43,7 +43,8 @@ public final class SoundtrackAPI: Sendable {
                 checkpointer: try WALCheckpointer(store: service.store), interval: configuration.checkpointInterval,
                 restartFrames: configuration.checkpointRestartFrames, metrics: metrics, logger: logger) : nil
         let index = CatalogIndex(tracks: try service.store.allTracks())
-        let live = LiveRecommender(service: service, index: index, metrics: metrics, logger: logger)
+        let live = try LiveRecommender(
+            service: service, index: index, clock: configuration.clock, metrics: metrics, logger: logger)
         let writer = GroupCommitWriter(
             store: service.store, maxBatch: configuration.maxWriteBatch, maxQueued: configuration.maxQueuedWrites,
             pickDelay: configuration.pickCommitDelay,

@@ -75,6 +75,13 @@ extension Store {
         try writer.read { db in try Self.loadPick(db, id: id, user: user) }
     }
 
+    /// The greatest pick id `x` with `lower <= x < upper`, or `nil` (one step down the index on `picks.id`).
+    public func greatestPickId(from lower: String, below upper: String) throws -> String? {
+        try writer.read { db in
+            try String.fetchOne(db, sql: "SELECT id FROM picks WHERE id >= ? AND id < ? ORDER BY id DESC LIMIT 1", arguments: [lower, upper])
+        }
+    }
+
     /// The user a committed feedback event id belongs to, or `nil` when the id is new.
     /// (One statement, prepared once per connection, in its own implicit read transaction: the
     /// service asks this for every event.)

@@ -31,9 +31,12 @@ func waitUntil(_ condition: () -> Bool) async throws {
 /// A clock the test moves by hand.
 final class ManualClock: Sendable {
     private let seconds = Mutex<Double>(1000)
+    private let wall = Mutex<Double>(1_773_000_000)
     func advance(_ s: Double) { seconds.withLock { $0 += s } }
+    /// Sets the wall clock (seconds since 1970); it may step back, as a real one can.
+    func setWall(_ s: Double) { wall.withLock { $0 = s } }
     var clock: ServerClock {
-        ServerClock(now: { Date(timeIntervalSince1970: 1_773_000_000) }, monotonic: { self.seconds.withLock { $0 } })
+        ServerClock(now: { Date(timeIntervalSince1970: self.wall.withLock { $0 }) }, monotonic: { self.seconds.withLock { $0 } })
     }
 }
 

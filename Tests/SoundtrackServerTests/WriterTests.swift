@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Synchronization
 import Testing
 import SoundtrackContext
 import SoundtrackEngine
@@ -114,6 +115,32 @@ import SoundtrackStore
         #expect(stored.bins.map(\.label) == ["first", "second", "bin 3"])
         #expect(stored.pickCounter == 2)
         #expect(try store.user("u-1")?.picks == 2)
+    }
+
+    @Test func pickIdsIncreaseEvenWhenTheClockStepsBackAndAcrossRestarts() async throws {
+        let f = try Fixture { $0.pickCommitDelay = .zero }
+        let key = f.keys["u-1"]!
+        let ids = Mutex<[String]>([])
+        func picks(_ api: SoundtrackAPI, _ n: Int, stepBackAt: Int? = nil) async throws {
+            try await api.buildApplication().test(.router) { client in
+                for i in 0..<n {
+                    if i == stepBackAt { f.clock.setWall(1_700_000_000) }
+                    let r = try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-1"))
+                    let id = try #require(r.json["pick_id"]?.stringValue)
+                    ids.withLock { $0.append(id) }
+                }
+            }
+        }
+        try await picks(f.api, 3, stepBackAt: 2)
+        // 1,773,000,000,000 ms × 4,096, then one more, then (the clock stepped back) one more again.
+        #expect(ids.withLock { $0 } == ["p-0019ccf090200000", "p-0019ccf090200001", "p-0019ccf090200002"])
+        // A service started again on the same database, with its clock still behind, follows the
+        // greatest id in the database.
+        var config = f.api.configuration
+        config.clock = f.clock.clock
+        try await picks(try SoundtrackAPI(service: f.service, configuration: config, logger: f.logs.logger), 1)
+        #expect(ids.withLock { $0.last } == "p-0019ccf090200003")
+        #expect(try f.service.store.user("u-1")?.picks == 4)
     }
 
     @Test func countersAreWrittenByPicksAndByFeedbackThatMakesABin() async throws {
