@@ -40,6 +40,12 @@ public struct UserState: Sendable {
     /// The scoring rows of the bins, brought up to date before each use (see ``ScoringMatrix``).
     var scoring = ScoringMatrix()
 
+    /// Drops the scoring rows (they are computed again before the next use): for a copy that is
+    /// only written to a store, so that it does not share them with the live state.
+    public mutating func dropScoring() {
+        scoring = ScoringMatrix()
+    }
+
     /// Creates a user state.
     public init(
         user: String, bins: [Bin], weights: [Float], places: PlaceBook, session: SessionState,

@@ -49,11 +49,11 @@ extension UserState {
     public var pendingPart: UserState {
         var numbers = changes.bins
         for key in changes.songs { numbers.insert(key.bin) }
-        var part = UserState(
-            user: user, bins: numbers.isEmpty ? [] : bins.filter { numbers.contains($0.number) }, weights: weights,
-            places: places, session: session, recentTracks: recentTracks, pickCounter: pickCounter,
-            nextBinNumber: nextBinNumber)
-        part.changes = changes
+        // A copy shares the small parts (weights, places, session, recent tracks and their keys,
+        // which a fresh state would hash again); the bins and the scoring rows are replaced.
+        var part = self
+        part.bins = numbers.isEmpty ? [] : bins.filter { numbers.contains($0.number) }
+        part.dropScoring()
         return part
     }
 }
