@@ -116,50 +116,62 @@ extension Store {
     }
 
     static func commit(_ writes: [PendingWrite], _ db: Database) throws {
-        var latest: [String: UserState] = [:]
-        var order: [String] = []
-        func merge(_ s: UserState) {
-            guard var old = latest[s.user] else {
-                latest[s.user] = s
-                order.append(s.user)
-                return
+        // Each user's state is written at the user's last write before the user's next `forget`
+        // (or the end of the batch): most users of a batch have one write, whose state is then
+        // written as it is, without being merged or held.
+        var saveAt = [Bool](repeating: false, count: writes.count)
+        var lastOf: [String: Int] = [:]
+        for (i, w) in writes.enumerated() {
+            if case let .forget(user) = w {
+                if let j = lastOf.removeValue(forKey: user) { saveAt[j] = true }
+            } else {
+                lastOf[w.user] = i
             }
-            var c = old.changes
-            c.bins.formUnion(s.changes.bins)
-            c.songs.formUnion(s.changes.songs)
-            c.weights = c.weights || s.changes.weights
-            c.places = c.places || s.changes.places
-            c.counters = c.counters || s.changes.counters
-            var merged = s
-            var carried = old.changes.bins
-            for key in old.changes.songs { carried.insert(key.bin) }
-            for number in carried where merged.binIndex(number: number) == nil {
-                if let i = old.binIndex(number: number) { merged.bins.append(old.bins[i]) }
-            }
-            merged.changes = c
-            old = merged
-            latest[s.user] = old
         }
-        func flush() throws {
-            for user in order {
-                if var s = latest[user] { try saveState(db, &s) }
+        for j in lastOf.values { saveAt[j] = true }
+        lastOf = [:]
+
+        // The merged states of users with more writes to come.
+        var held: [String: UserState] = [:]
+        func stage(_ state: UserState, at i: Int) throws {
+            var s = state
+            if let earlier = held.removeValue(forKey: s.user) { s = merge(earlier, then: s) }
+            if saveAt[i] {
+                try saveState(db, &s)
+            } else {
+                held[s.user] = s
             }
-            latest.removeAll(keepingCapacity: true)
-            order.removeAll(keepingCapacity: true)
         }
-        for w in writes {
+        for (i, w) in writes.enumerated() {
             switch w {
             case let .pick(state, record, seq):
-                merge(state)
                 try insertPick(db, record, seq: seq)
+                try stage(state, at: i)
             case let .feedback(state, event, outcome, seq, keep):
-                merge(state)
                 try insertFeedback(db, event, outcome: outcome, seq: seq, keepSnapshot: keep)
+                try stage(state, at: i)
             case let .forget(user):
-                try flush()
                 try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [user])
             }
         }
-        try flush()
+    }
+
+    /// A later state of a user with the union of both states' changes; the bins the earlier one
+    /// changed and the later one does not hold are carried over from the earlier.
+    static func merge(_ old: UserState, then new: UserState) -> UserState {
+        var c = old.changes
+        c.bins.formUnion(new.changes.bins)
+        c.songs.formUnion(new.changes.songs)
+        c.weights = c.weights || new.changes.weights
+        c.places = c.places || new.changes.places
+        c.counters = c.counters || new.changes.counters
+        var merged = new
+        var carried = old.changes.bins
+        for key in old.changes.songs { carried.insert(key.bin) }
+        for number in carried where merged.binIndex(number: number) == nil {
+            if let i = old.binIndex(number: number) { merged.bins.append(old.bins[i]) }
+        }
+        merged.changes = c
+        return merged
     }
 }

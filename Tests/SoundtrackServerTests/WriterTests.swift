@@ -117,6 +117,34 @@ import SoundtrackStore
         #expect(try store.user("u-1")?.picks == 2)
     }
 
+    @Test func aForgetInABatchDeletesWhatItsUserWroteBeforeItAndKeepsTheOthersWrites() throws {
+        let f = try Fixture()
+        let store = f.service.store
+        let zeros = [Float](repeating: 0, count: FeatureLayout.dimension)
+        func state(_ user: String, counter: Int64) -> UserState {
+            var s = UserState(
+                user: user, bins: [], weights: zeros, places: PlaceBook(), session: SessionState(),
+                recentTracks: ["t-\(counter)"], pickCounter: counter, nextBinNumber: 1)
+            s.changes.counters = true
+            return s
+        }
+        func pick(_ user: String, _ seq: Int64) -> PendingWrite {
+            .pick(
+                state: state(user, counter: seq + 1),
+                record: PickRecord(pickId: "p-\(user)-\(seq)", user: user, at: Date(), binNumber: 1, trackId: "t", features: FeatureVector(), ranking: []),
+                seq: seq)
+        }
+        // u-1's pick comes before its forget, u-2's writes on both sides of it: u-1's state must be
+        // written before the delete (or the delete would leave a session row behind, or fail).
+        try store.commit([pick("u-1", 0), pick("u-2", 0), .forget(user: "u-1"), pick("u-2", 1)])
+        #expect(try store.user("u-1") == nil)
+        #expect(try store.rowCounts(user: "u-1").values.allSatisfy { $0 == 0 })
+        let u2 = try store.loadCachedState(user: "u-2", defaults: zeros).state
+        #expect(u2.pickCounter == 2)
+        #expect(u2.recentTracks == ["t-2"])
+        #expect(try store.user("u-2")?.picks == 2)
+    }
+
     @Test func pickIdsIncreaseEvenWhenTheClockStepsBackAndAcrossRestarts() async throws {
         let f = try Fixture { $0.pickCommitDelay = .zero }
         let key = f.keys["u-1"]!
