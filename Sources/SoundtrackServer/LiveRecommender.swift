@@ -245,8 +245,10 @@ public final class LiveRecommender: Sendable {
             case .forget: break
             }
         }
-        if !picks.isEmpty { pendingPicks.withLock { p in for id in picks { p.removeValue(forKey: id) } } }
-        if !events.isEmpty { pendingEvents.withLock { p in for id in events { p.removeValue(forKey: id) } } }
+        // In slices, so that the request handlers adding picks meanwhile wait microseconds, not the
+        // millisecond or two that thousands of removals take.
+        for slice in picks.chunks(of: 256) { pendingPicks.withLock { p in for id in slice { p.removeValue(forKey: id) } } }
+        for slice in events.chunks(of: 256) { pendingEvents.withLock { p in for id in slice { p.removeValue(forKey: id) } } }
         guard error != nil else { return }
         for write in writes {
             // The database did not take this write: reload the user from it on next use.
@@ -307,5 +309,12 @@ public final class LiveRecommender: Sendable {
         }
         if loadedNow { metrics.cachedUsers.set(Double(cachedUsers)) }
         return result
+    }
+}
+
+extension Array {
+    /// The array in consecutive slices of at most `size` elements.
+    func chunks(of size: Int) -> some Sequence<ArraySlice<Element>> {
+        stride(from: 0, to: count, by: size).lazy.map { self[$0..<Swift.min($0 + size, self.count)] }
     }
 }
