@@ -298,8 +298,11 @@ public final class LiveRecommender: Sendable {
                 case .loaded:
                     break
                 }
-                guard case var .loaded(cached) = v else { throw APIError.internal }
-                v = .empty  // so `cached` is uniquely referenced while the engine mutates it
+                // Moved out (not copied: a copy retains and then releases every array of the
+                // state), so that `cached` is uniquely referenced while the engine mutates it.
+                var taken = Slot.Value.empty
+                swap(&taken, &v)
+                guard case var .loaded(cached) = consume taken else { throw APIError.internal }
                 defer { v = .loaded(cached) }
                 return try body(&cached)
             }
