@@ -16,7 +16,8 @@
 # (scripts/loadtest/paced.lua) over PACED_CONNECTIONS (default 256: enough idle connections that a
 # slow answer does not hold the next sends back), the latency at that load rather than at saturation,
 # PERF=PHASE (warmup, picks, paced or feedback) records `perf record -g` of the service during that phase
-# into the work directory (implies KEEP=1), SERVE_ARGS adds options to `serve`.
+# into the work directory (implies KEEP=1), SERVE_ARGS adds options to `serve`, LOAD_BASE (default /tmp)
+# is where the work directory and its database go (/dev/shm takes the disk out of the measurement).
 # The last column is the service's own CPU time (user + system, from /proc) per request.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +36,7 @@ fi
 command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 2; }
 (( USERS >= 1 && USERS <= 100000 && SECONDS_PER_PHASE >= 1 && SECONDS_PER_PHASE <= 300 )) || { echo "bounds: 1..100000 users, 1..300 s" >&2; exit 2; }
 
-WORK=$(mktemp -d /tmp/soundtrack-load.XXXXXX)
+WORK=$(mktemp -d "${LOAD_BASE:-/tmp}/soundtrack-load.XXXXXX")
 DB=$WORK/load.sqlite
 SERVER_PID=
 cleanup() {
