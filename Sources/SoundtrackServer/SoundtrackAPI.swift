@@ -273,12 +273,12 @@ public final class SoundtrackAPI: Sendable {
     // MARK: - Helpers
 
     private func authenticate(_ request: Request) throws -> Principal {
-        try authenticator.authenticate(authorization: request.headers[.authorization])
+        try authenticator.authenticate(authorization: request.headers.value(.authorization))
     }
 
     private func readBody(_ request: Request) async throws -> ByteBuffer {
         let limit = configuration.maxBodyBytes
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+        if let length = request.headers.value(.contentLength).flatMap(Int.init), length > limit {
             throw APIError.payloadTooLarge(limit: limit)
         }
         do {
@@ -349,5 +349,19 @@ struct ErrorAndMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             route: context.endpointPath ?? "unmatched", method: request.method.rawValue, status: response.status.code,
             duration: ContinuousClock.now - start)
         return response
+    }
+}
+
+extension HTTPFields {
+    /// A field's value, as `self[name]` gives it (several fields of the name: their values joined
+    /// with ", "), without the subscript's arrays and joining when there is one field: two lookups
+    /// of every request.
+    func value(_ name: HTTPField.Name) -> String? {
+        var found: String?
+        for field in self where field.name == name {
+            if found != nil { return self[name] }
+            found = field.value
+        }
+        return found
     }
 }

@@ -43,6 +43,12 @@ import SoundtrackStore
                 #expect(r.status == .unauthorized, "\(header)")
                 #expect(r.errorCode == "unauthorized")
             }
+            // Two Authorization fields, even with the user's own key in each: refused, not the first taken.
+            var twice = HTTPFields()
+            twice.append(HTTPField(name: .authorization, value: "Bearer \(keys["u-1"]!)"))
+            twice.append(HTTPField(name: .authorization, value: "Bearer \(keys["u-1"]!)"))
+            r = try await client.execute(uri: "/v1/picks", method: .post, headers: twice, body: ByteBuffer(string: body))
+            #expect(r.status == .unauthorized)
             // Another user's key.
             r = try await client.send(.post, "/v1/picks", key: keys["u-2"], body: body)
             #expect(r.status == .forbidden)
