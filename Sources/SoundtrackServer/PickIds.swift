@@ -11,7 +11,8 @@ import Synchronization
 /// index pages a second. Increasing ids all go to the same end of the index.
 ///
 /// Ids never repeat: each is greater than the last one handed out and than the greatest id of
-/// this form already in the database (``start``), even when the wall clock steps back.
+/// this form already in the database (given to ``init(after:now:)``), even when the wall clock
+/// steps back.
 final class PickIds: Sendable {
     /// Values of this form are below 2^56: their first two hex digits are `00` (until the year 2527).
     static let limit: UInt64 = 1 << 56
