@@ -94,7 +94,11 @@ let package = Package(
                 "SoundtrackContext", "CSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // jemalloc (Debian's libjemalloc-dev) as the process's malloc: with it the service's p99
+            // at 10,000 picks/s fell from 11-12 ms to 7-7.5 ms, and batch and replay gained 4-12 %
+            // (see docs/http-api.md).
+            linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
         ),
         .testTarget(name: "SoundtrackContextTests", dependencies: ["SoundtrackContext"]),
         .testTarget(

@@ -6,7 +6,8 @@ need=()
 # libopenblas0-serial provides the libblas.so.3 alternative at run time: the same CBLAS API as the
 # reference libblas3, about 8x faster on the scoring matrices (see docs/architecture.md).
 # libcurl4-openssl-dev: URLSession's transport (the providers); tzdata: the time zones of calendar files.
-for pkg in libsqlite3-dev libblas-dev libopenblas0-serial libcurl4-openssl-dev tzdata pkg-config; do
+# libjemalloc-dev: the soundtrack executable's malloc (Package.swift; see docs/http-api.md).
+for pkg in libsqlite3-dev libblas-dev libopenblas0-serial libcurl4-openssl-dev libjemalloc-dev tzdata pkg-config; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
