@@ -96,7 +96,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             // jemalloc (Debian's libjemalloc-dev) as the process's malloc: with it the service's p99
-            // at 10,000 picks/s fell from 11-12 ms to 7-7.5 ms, and batch and replay gained 4-12 %
+            // at 10,000 picks/s fell from 11-12 ms to 7-7.5 ms, and replay gained about 5 %
             // (see docs/http-api.md).
             linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
         ),
