@@ -155,6 +155,18 @@ public enum StableHash {
         return h
     }
 
+    /// A 64-bit value as 16 lowercase hex digits, zero-padded (how pick and event ids spell hashes).
+    public static func hex(_ x: UInt64) -> String {
+        var digits = [UInt8](repeating: 0, count: 16)
+        var v = x
+        for i in stride(from: 15, through: 0, by: -1) {
+            let d = UInt8(v & 15)
+            digits[i] = d < 10 ? UInt8(ascii: "0") + d : UInt8(ascii: "a") + d - 10
+            v >>= 4
+        }
+        return String(decoding: digits, as: UTF8.self)
+    }
+
     /// Mixes a 64-bit value (SplitMix64 finaliser).
     public static func mix(_ x: UInt64) -> UInt64 {
         var z = x &+ 0x9e37_79b9_7f4a_7c15

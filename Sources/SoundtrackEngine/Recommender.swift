@@ -354,8 +354,7 @@ public struct Recommender: Sendable {
     /// A pick id derived from the seed, the user and the user's pick counter: stable across runs.
     public static func pickId(seed: UInt64, user: String, counter: Int64) -> String {
         let h = StableHash.mix(seed ^ StableHash.fnv1a(user) ^ StableHash.mix(UInt64(bitPattern: counter) &+ 0x5157))
-        let hex = String(h, radix: 16)
-        return "p-" + String(repeating: "0", count: 16 - hex.count) + hex
+        return "p-" + StableHash.hex(h)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SoundtrackContext
 
 /// The pick ids the service hands out: `p-` and 16 hex digits, like the engine's, but increasing
 /// in the order the picks are made: the wall clock's milliseconds since 1970 times 4,096, plus a
@@ -37,18 +38,9 @@ final class PickIds: Sendable {
         return Self.format(value)
     }
 
-    /// `p-` and the value as 16 hex digits.
+    /// `p-` and the value as 16 hex digits (``StableHash/hex(_:)``, as the engine's ids).
     static func format(_ value: UInt64) -> String {
-        var bytes = [UInt8](repeating: UInt8(ascii: "0"), count: 18)
-        bytes[1] = UInt8(ascii: "-")
-        bytes[0] = UInt8(ascii: "p")
-        var v = value
-        for i in stride(from: 17, through: 2, by: -1) {
-            let d = UInt8(v & 15)
-            bytes[i] = d < 10 ? UInt8(ascii: "0") + d : UInt8(ascii: "a") + d - 10
-            v >>= 4
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        "p-" + StableHash.hex(value)
     }
 
     /// The value of an id of this form (`p-00` and 14 lowercase hex digits), or `nil`.

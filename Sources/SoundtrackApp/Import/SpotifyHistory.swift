@@ -171,18 +171,13 @@ public enum SpotifyHistory {
     /// A stable track id for a track without a Spotify URI: `spotify-history:` and a hash of title and artist.
     public static func stableTrackId(title: String, artist: String) -> String {
         let key = title.lowercased() + "\u{1F}" + artist.lowercased()
-        return "spotify-history:" + hex(StableHash.fnv1a(key)) + hex(StableHash.fnv1a(key, seed: 0x9E37_79B9_7F4A_7C15))
+        return "spotify-history:" + StableHash.hex(StableHash.fnv1a(key)) + StableHash.hex(StableHash.fnv1a(key, seed: 0x9E37_79B9_7F4A_7C15))
     }
 
     /// The event id of a play: a hash of user, time and track (the same export always gives the same ids).
     public static func eventId(user: String, at: Timestamp, trackId: String) -> String {
         let key = user + "\u{1F}" + at.rfc3339 + "\u{1F}" + trackId
-        return "sp-" + hex(StableHash.fnv1a(key)) + hex(StableHash.fnv1a(key, seed: 0x9E37_79B9_7F4A_7C15))
-    }
-
-    static func hex(_ x: UInt64) -> String {
-        let s = String(x, radix: 16)
-        return String(repeating: "0", count: 16 - s.count) + s
+        return "sp-" + StableHash.hex(StableHash.fnv1a(key)) + StableHash.hex(StableHash.fnv1a(key, seed: 0x9E37_79B9_7F4A_7C15))
     }
 
     /// A platform string reduced to its family (`Android OS 9 API 28 (…)` → `android`).
