@@ -251,23 +251,22 @@ extension Store {
 
     /// A JSON array of integers, as UTF-8 bytes.
     static func encodeInts(_ v: [Int]) -> [UInt8] {
-        var out: [UInt8] = [UInt8(ascii: "[")]
-        for (k, x) in v.enumerated() {
-            if k > 0 { out.append(UInt8(ascii: ",")) }
-            JSONValue.writeNumber(Double(x), into: &out)
-        }
-        out.append(UInt8(ascii: "]"))
-        return out
+        jsonArray(v, capacity: 2 + 4 * v.count) { JSONValue.writeNumber(Double($0), into: &$1) }
     }
 
     /// A JSON array of strings, as UTF-8 bytes.
     static func encodeStrings(_ v: [String]) -> [UInt8] {
+        jsonArray(v, capacity: 2 + v.reduce(0) { $0 + $1.utf8.count + 3 }) { JSONValue.writeString($0, into: &$1) }
+    }
+
+    /// `[`, each element written by `write`, separated by commas, `]`.
+    private static func jsonArray<T>(_ v: [T], capacity: Int, _ write: (T, inout [UInt8]) -> Void) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(2 + v.reduce(0) { $0 + $1.utf8.count + 3 })
+        out.reserveCapacity(capacity)
         out.append(UInt8(ascii: "["))
         for (k, x) in v.enumerated() {
             if k > 0 { out.append(UInt8(ascii: ",")) }
-            JSONValue.writeString(x, into: &out)
+            write(x, &out)
         }
         out.append(UInt8(ascii: "]"))
         return out
