@@ -50,8 +50,12 @@ struct ScoringMatrix: Sendable {
             }
             if new < old { stamps.removeLast(old - new) } else { stamps.append(contentsOf: repeatElement(0, count: new - old)) }
         }
-        for r in bins.indices where stamps[r] != bins[r].stamp || stamps[r] == 0 {
-            fill(row: r, bin: bins[r])
+        // Through a pointer: `bins[r].stamp` on the array copied the whole bin (retaining its
+        // arrays and strings) on every pick just to read its stamp.
+        bins.withUnsafeBufferPointer { bp in
+            for r in 0..<bp.count where stamps[r] != bp[r].stamp || stamps[r] == 0 {
+                fill(row: r, bin: bp[r])
+            }
         }
     }
 

@@ -28,12 +28,30 @@ struct BenchSetup {
         print(String(format: "population: %d users × %d bins built in %.1f s (database %.0f MB)", users, bins, t, Double(size) / 1e6))
     }
 
-    /// A fresh copy of the population's database.
+    /// A fresh copy of the population's database, flushed to the disk before it is returned: the
+    /// timed command's own `fsync`s should not also write back the copy's 100s of MB of dirty pages
+    /// (a checkpoint at the end of a batch run otherwise spent 1 to 1.5 s doing that).
     func copy(_ name: String) throws -> String {
         let path = dir.appendingPathComponent(name).path
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         try FileManager.default.copyItem(atPath: base, toPath: path)
+        try Self.flush(path)
         return path
+    }
+
+    /// Writes a benchmark's input file and flushes it to the disk (see ``copy(_:)``).
+    static func writeInput(_ bytes: [UInt8], to url: URL) throws {
+        try Data(bytes).write(to: url)
+        try flush(url.path)
+    }
+
+    /// `fsync` of one file.
+    static func flush(_ path: String) throws {
+        guard let handle = FileHandle(forUpdatingAtPath: path) else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
+        }
+        defer { try? handle.close() }
+        try handle.synchronize()
     }
 
     func remove(keep: Bool = false) {
@@ -73,7 +91,7 @@ struct BenchBatch: ParsableCommand {
         defer { setup.remove(keep: keep) }
         let input = setup.dir.appendingPathComponent("snapshots.jsonl")
         let bytes = BenchPopulation.snapshots(count: snapshots, users: users, bins: bins, seed: store.seed)
-        try Data(bytes).write(to: input)
+        try BenchSetup.writeInput(bytes, to: input)
         print(String(format: "input: %d snapshots, %.0f MB; %d workers", snapshots, Double(bytes.count) / 1e6, workers))
         let out = setup.dir.appendingPathComponent("picks.jsonl").path
         print("")
@@ -115,7 +133,7 @@ struct BenchReplay: ParsableCommand {
         let tracks = Array(try setup.service.store.allTracks().prefix(2000).map(\.id))
         let input = setup.dir.appendingPathComponent("events.jsonl")
         let bytes = BenchPopulation.events(count: events, users: users, bins: bins, tracks: tracks, seed: store.seed)
-        try Data(bytes).write(to: input)
+        try BenchSetup.writeInput(bytes, to: input)
         print(String(format: "input: %d events, %.0f MB; %d workers", events, Double(bytes.count) / 1e6, workers))
         print("")
         print("soundtrack replay, end to end (process start to exit; synchronous=FULL commits)")

@@ -20,8 +20,11 @@ public struct BatchOptions: Sendable {
     public var recordPicks = false
     /// Ranked tracks per pick (`--top K`).
     public var top = 1
-    /// Bytes of input per block (the unit of parallel work and of output).
-    public var blockBytes = 16 << 20
+    /// Bytes of input per block (the unit of parallel work and of output). Within a block each
+    /// user's snapshots are picked one after the other while the user's state is in the cache; 64 MiB
+    /// (about 100,000 snapshots) ran the benchmark 5 % faster than 16 MiB, for about 0.7 GB of
+    /// buffers (blocks read ahead, decoded snapshots, two blocks of output).
+    public var blockBytes = 64 << 20
     /// Users per transaction when the states are written at the end.
     public var usersPerTransaction = 2000
 

@@ -12,8 +12,11 @@ public struct ReplayOptions: Sendable {
     public var createUsers = false
     /// Reject unknown fields.
     public var strict = false
-    /// Bytes of JSON Lines per block: one block is one transaction (about 20,000 events of 800 bytes).
-    public var blockBytes = 16 << 20
+    /// Bytes of JSON Lines per block: one block is one transaction (about 80,000 events of 800 bytes).
+    /// A user's changed bins are written once per block, so larger blocks write fewer rows per event:
+    /// 64 MiB replayed the benchmark's log 20 % faster than 16 MiB (it also bounds the memory, about
+    /// 0.3 GB for the decoded block, and the work a crash takes back).
+    public var blockBytes = 64 << 20
     /// Events per block (one transaction) when replaying decoded events (imports).
     public var blockEvents = 8192
     /// When created users were created.
