@@ -15,7 +15,8 @@
 # RATE (default 10000; 0 skips): after the picks at full speed, picks offered at RATE a second
 # (scripts/loadtest/paced.lua) over PACED_CONNECTIONS (default 256: enough idle connections that a
 # slow answer does not hold the next sends back), the latency at that load rather than at saturation,
-# PERF=PHASE (warmup, picks, paced or feedback) records `perf record -g` of the service during that phase
+# PERF=PHASE (warmup, picks, paced or feedback) records `perf record -g` (PERF_CALLGRAPH="-F 499 --call-graph dwarf" for
+# stacks through libraries without frame pointers) of the service during that phase
 # into the work directory (implies KEEP=1), SERVE_ARGS adds options to `serve`, LOAD_BASE (default /tmp)
 # is where the work directory and its database go (/dev/shm takes the disk out of the measurement).
 # The last column is the service's own CPU time (user + system, from /proc) per request.
@@ -70,7 +71,7 @@ run() {  # phase script seconds [connections] (the warm-up stops by itself when 
   curl -fs "http://127.0.0.1:$PORT/metrics" > "$WORK/$1.metrics.before"
   if [[ "${PERF:-}" == "$1" ]]; then
     KEEP=1
-    perf record -q -g -p "$SERVER_PID" -o "$WORK/perf.data" 2> "$WORK/perf.log" &
+    perf record -q ${PERF_CALLGRAPH:--g} -p "$SERVER_PID" -o "$WORK/perf.data" 2> "$WORK/perf.log" &
     perf_pid=$!
   fi
   before=$(cpu_ticks)

@@ -138,6 +138,9 @@ public final class BatchRunner: Sendable {
         case none
         case snapshot(Snapshot)
         case bad(LineError)
+        /// Picked: the snapshot was moved out of the slot (not copied) to pick from it, and the
+        /// pick is in the worker's output buffer.
+        case picked
     }
 
     struct Shared<T>: @unchecked Sendable {
@@ -278,7 +281,7 @@ public final class BatchRunner: Sendable {
                     // merged): written without copying them into one buffer first.
                     pieces.removeAll(keepingCapacity: true)
                     for i in 0..<job.cutoff {
-                        guard job.owner[i] >= 0, case .snapshot = job.slots[i] else { continue }
+                        guard job.owner[i] >= 0, case .picked = job.slots[i] else { continue }
                         let (a, b) = job.spans[i]
                         let piece = workers[job.owner[i]].outs[parity].bytes(a..<b)
                         if let last = pieces.last, last.baseAddress! + last.count == piece.baseAddress! {
@@ -333,7 +336,12 @@ public final class BatchRunner: Sendable {
             owner.initialize(repeating: -1)
             let spans = UnsafeMutableBufferPointer<(Int, Int)>.allocate(capacity: n)
             spans.initialize(repeating: (0, 0))
-            let sharedSlots = Shared(p: slots), sharedSpans = Shared(p: spans)
+            // Each decoded line's user, so that the passes below read it without copying the
+            // snapshot out of its slot (a copy retains and releases every string and array in it).
+            let users = UnsafeMutableBufferPointer<String>.allocate(capacity: n)
+            users.initialize(repeating: "")
+            defer { users.deinitialize().deallocate() }
+            let sharedSlots = Shared(p: slots), sharedSpans = Shared(p: spans), sharedUsers = Shared(p: users)
             let lines = block.lines
             let strict = options.strict
 
@@ -345,7 +353,9 @@ public final class BatchRunner: Sendable {
                         let l = lines[i]
                         let rec = UnsafeRawBufferPointer(rebasing: bytes.p[l.start..<l.end])
                         do throws(InputError) {
-                            sharedSlots.p[i] = .snapshot(try Snapshot.decode(bytes: rec, strict: strict))
+                            let snapshot = try Snapshot.decode(bytes: rec, strict: strict)
+                            sharedUsers.p[i] = snapshot.user
+                            sharedSlots.p[i] = .snapshot(snapshot)
                         } catch {
                             sharedSlots.p[i] = .bad(LineError(line: l.line, error))
                         }
@@ -358,11 +368,12 @@ public final class BatchRunner: Sendable {
             var missing: [String] = []
             var seen = Set<String>()
             for i in 0..<n {
-                guard case let .snapshot(s) = slots[i] else { continue }
-                let w = Int(StableHash.fnv1a(s.user) % UInt64(nw))
+                guard case .snapshot = slots[i] else { continue }
+                let user = users[i]
+                let w = Int(StableHash.fnv1a(user) % UInt64(nw))
                 owner[i] = w
-                if workers[w].states[s.user] == nil && !unknown.contains(s.user) && seen.insert(s.user).inserted {
-                    missing.append(s.user)
+                if workers[w].states[user] == nil && !unknown.contains(user) && seen.insert(user).inserted {
+                    missing.append(user)
                 }
             }
             if !missing.isEmpty {
@@ -404,10 +415,10 @@ public final class BatchRunner: Sendable {
             }
             var cutoff = n
             for i in 0..<n {
-                if case let .snapshot(s) = slots[i], unknown.contains(s.user) {
+                if case .snapshot = slots[i], unknown.contains(users[i]) {
                     slots[i] = .bad(LineError(
                         line: lines[i].line, field: "user",
-                        message: "expected a known user (add one with `soundtrack users add`), got '\(s.user)'"))
+                        message: "expected a known user (add one with `soundtrack users add`), got '\(users[i])'"))
                 }
                 if case .bad = slots[i], options.failFast, cutoff == n { cutoff = i }
             }
@@ -427,12 +438,15 @@ public final class BatchRunner: Sendable {
                 // each user still sees its snapshots in input order.
                 var mine: [(box: StateBox, line: Int)] = []
                 for i in 0..<end where sharedOwner.p[i] == w {
-                    guard case let .snapshot(s) = sharedSlots.p[i] else { continue }
-                    mine.append((worker.states[s.user]!, i))
+                    guard case .snapshot = sharedSlots.p[i] else { continue }
+                    mine.append((worker.states[sharedUsers.p[i]]!, i))
                 }
                 mine.sort { $0.box.ordinal != $1.box.ordinal ? $0.box.ordinal < $1.box.ordinal : $0.line < $1.line }
                 for (box, i) in mine {
-                    guard case let .snapshot(s) = sharedSlots.p[i] else { continue }
+                    // Moved out, not copied; the slot then records that the line was picked.
+                    let slot = (sharedSlots.p.baseAddress! + i).move()
+                    (sharedSlots.p.baseAddress! + i).initialize(to: .picked)
+                    guard case let .snapshot(s) = consume slot else { continue }
                     let start = out.count
                     if learn {
                         let seq = box.state.pickCounter
