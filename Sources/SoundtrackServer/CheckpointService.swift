@@ -23,9 +23,11 @@ final class CheckpointService: Service, Sendable {
     private let logger: Logger
     private let stopped = Mutex(false)
     private let wake = DispatchSemaphore(value: 0)
+    private let nice: Int32
 
-    init(checkpointer: WALCheckpointer, interval: Duration, restartFrames: Int, metrics: ServerMetrics, logger: Logger) {
+    init(checkpointer: WALCheckpointer, interval: Duration, restartFrames: Int, nice: Int32 = 0, metrics: ServerMetrics, logger: Logger) {
         self.checkpointer = checkpointer
+        self.nice = nice
         self.metrics = metrics
         self.interval = interval
         self.restartFrames = restartFrames
@@ -33,7 +35,7 @@ final class CheckpointService: Service, Sendable {
     }
 
     func run() async throws {
-        await runOnThread(named: "st-checkpoint", loop, stop: stop)
+        await runOnThread(named: "st-checkpoint", nice: nice, loop, stop: stop)
     }
 
     private func stop() {
@@ -66,15 +68,19 @@ final class CheckpointService: Service, Sendable {
     }
 }
 
-/// Runs `body` on a thread of its own (named `name`) and returns when it does; a graceful shutdown
-/// or the task's cancellation calls `stop`, which must make `body` return. For the service's
-/// long-running loops (the writer, the checkpoints), which block and so stay off the cooperative pool.
-func runOnThread(named name: String, _ body: @escaping @Sendable () -> Void, stop: @escaping @Sendable () -> Void) async {
+/// Runs `body` on a thread of its own (named `name`, at `nice` above the process's priority) and
+/// returns when it does; a graceful shutdown or the task's cancellation calls `stop`, which must
+/// make `body` return. For the service's long-running loops (the writer, the checkpoints), which
+/// block and so stay off the cooperative pool.
+func runOnThread(
+    named name: String, nice: Int32 = 0, _ body: @escaping @Sendable () -> Void, stop: @escaping @Sendable () -> Void
+) async {
     await withTaskCancellationHandler {
         await withGracefulShutdownHandler {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 let thread = Thread {
                     nameThread(name)
+                    lowerThreadPriority(by: nice)
                     body()
                     done.resume()
                 }
@@ -86,4 +92,18 @@ func runOnThread(named name: String, _ body: @escaping @Sendable () -> Void, sto
     } onCancel: {
         stop()
     }
+}
+
+/// Raises the calling thread's nice value by `nice`. On Linux the nice value belongs to each
+/// thread, and `who` 0 names the calling thread (setpriority(2), "Bugs"); raising it needs no
+/// privilege. Does nothing for 0 or on other systems.
+func lowerThreadPriority(by nice: Int32) {
+    #if os(Linux)
+    guard nice > 0 else { return }
+    let which = __priority_which_t(PRIO_PROCESS.rawValue)
+    errno = 0
+    let current = getpriority(which, 0)
+    guard errno == 0 else { return }
+    _ = setpriority(which, 0, min(19, current + nice))
+    #endif
 }

@@ -61,6 +61,8 @@ final class GroupCommitWriter: Service, Sendable {
     private let maxBatch: Int
     private let maxQueued: Int
     private let pickDelay: Duration
+    /// The nice value the writer thread adds to its priority (``ServerConfiguration/backgroundNice``).
+    private let nice: Int32
     private let logger: Logger
     private let metrics: ServerMetrics
     private let state = Mutex(State())
@@ -69,10 +71,11 @@ final class GroupCommitWriter: Service, Sendable {
     let settled: @Sendable ([PendingWrite], (any Error)?) -> Void
 
     init(
-        store: Store, maxBatch: Int, maxQueued: Int, pickDelay: Duration, metrics: ServerMetrics, logger: Logger,
+        store: Store, maxBatch: Int, maxQueued: Int, pickDelay: Duration, nice: Int32 = 0, metrics: ServerMetrics, logger: Logger,
         settled: @escaping @Sendable ([PendingWrite], (any Error)?) -> Void
     ) {
         self.store = store
+        self.nice = nice
         self.maxBatch = max(1, maxBatch)
         self.maxQueued = max(1, maxQueued)
         self.pickDelay = pickDelay
@@ -136,7 +139,7 @@ final class GroupCommitWriter: Service, Sendable {
     }
 
     func run() async throws {
-        await runOnThread(named: "st-writer", loop, stop: close)
+        await runOnThread(named: "st-writer", nice: nice, loop, stop: close)
         logger.info("writer stopped: every queued write is committed")
     }
 

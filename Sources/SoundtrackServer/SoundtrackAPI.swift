@@ -41,13 +41,14 @@ public final class SoundtrackAPI: Sendable {
         try service.store.configureWriter(cacheKiB: configuration.writerCacheKiB, autoCheckpoint: !background)
         checkpoints = background ? CheckpointService(
                 checkpointer: try WALCheckpointer(store: service.store), interval: configuration.checkpointInterval,
-                restartFrames: configuration.checkpointRestartFrames, metrics: metrics, logger: logger) : nil
+                restartFrames: configuration.checkpointRestartFrames, nice: configuration.backgroundNice,
+                metrics: metrics, logger: logger) : nil
         let index = CatalogIndex(tracks: try service.store.allTracks())
         let live = try LiveRecommender(
             service: service, index: index, clock: configuration.clock, metrics: metrics, logger: logger)
         let writer = GroupCommitWriter(
             store: service.store, maxBatch: configuration.maxWriteBatch, maxQueued: configuration.maxQueuedWrites,
-            pickDelay: configuration.pickCommitDelay,
+            pickDelay: configuration.pickCommitDelay, nice: configuration.backgroundNice,
             metrics: metrics, logger: logger,
             settled: { items, error in live.settled(items, error) })
         live.attach(writer)

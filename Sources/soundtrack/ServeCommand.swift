@@ -25,6 +25,8 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "The largest request body in bytes (default: the configuration file's server.max_body_bytes, else 1 MiB).") var maxBodyBytes: Int?
     @Option(help: "How long picks may wait to be committed together when no feedback waits, in milliseconds (default 1000; a crash loses at most that much of the last picks, never acknowledged feedback).")
     var pickCommitMs: Int?
+    @Option(help: "Nice value added to the writer and checkpoint threads, so that request threads run first when the cores are busy (default 10; 0 to keep them at the process's priority).")
+    var backgroundNice: Int32?
     @Flag(help: "Commit without waiting for the disk (synchronous=NORMAL): faster, but a power loss may lose acknowledged feedback.")
     var noSync = false
     @Flag(help: "Fill missing weather and calendar sections of snapshots from the configured providers and imported events (see docs/providers.md); picks then carry an `enriched` list.")
@@ -34,6 +36,7 @@ struct ServeCommand: ParsableCommand {
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be in 0...65535, got \(port)") }
         if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
         if let maxBodyBytes, maxBodyBytes < 1024 { throw ValidationError("--max-body-bytes must be at least 1024") }
+        if let backgroundNice, !(0...19).contains(backgroundNice) { throw ValidationError("--background-nice must be in 0...19, got \(backgroundNice)") }
         if let pickCommitMs, !(0...10_000).contains(pickCommitMs) { throw ValidationError("--pick-commit-ms must be in 0...10000") }
     }
 
@@ -55,6 +58,7 @@ struct ServeCommand: ParsableCommand {
         config.maxBodyBytes = maxBodyBytes ?? file.maxBodyBytes ?? (1 << 20)
         if let n = file.maxBatchEvents { config.maxBatchEvents = n }
         if let pickCommitMs { config.pickCommitDelay = .milliseconds(pickCommitMs) }
+        if let backgroundNice { config.backgroundNice = backgroundNice }
         let service = try store.open(durable: !noSync)
         if enrich {
             config.enricher = ProviderImports.enricher(

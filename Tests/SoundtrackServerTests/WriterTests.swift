@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 import SoundtrackContext
 import SoundtrackEngine
-import SoundtrackServer
+@testable import SoundtrackServer
 import SoundtrackStore
 
 /// The group-commit writer as the service uses it: picks held back and committed together,
@@ -210,6 +210,58 @@ import SoundtrackStore
         #expect(after.logFrames < 10)
         #expect(try store.userExists("w-last"))
     }
+
+    #if os(Linux)
+    @Test func theWriterAndCheckpointThreadsRunAtARaisedNiceValue() async throws {
+        let f = try Fixture()  // the default, backgroundNice 10
+        let key = f.keys["u-1"]!
+        try await f.api.buildApplication().test(.router) { client in
+            #expect(try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-1")).status == .ok)
+            try await waitUntil { Self.threadNices()["st-writer"] != nil && Self.threadNices()["st-checkpoint"] != nil }
+            // Tests run in parallel in this process: every service's background threads are
+            // checked. The threads that start them run at nice -4 to 0, so +10 leaves them above 0.
+            let nices = Self.threadNices()
+            let background = (nices["st-writer"] ?? []) + (nices["st-checkpoint"] ?? [])
+            #expect(background.count >= 2)
+            #expect(background.allSatisfy { $0 > 0 }, "\(nices)")
+            #expect(nices.filter { !$0.key.hasPrefix("st-") }.values.contains { $0.contains { $0 <= 0 } })
+        }
+    }
+
+    @Test func raisingAThreadsNiceValueLeavesTheOtherThreadsAlone() throws {
+        let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        let seen = Mutex<(Int32, Int32)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let start = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+            lowerThreadPriority(by: 3)
+            seen.withLock { $0 = (start, getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)) }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        let (start, after) = try #require(seen.withLock { $0 })
+        #expect(after == min(19, start + 3))
+        #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == before)
+    }
+
+    /// The nice value of each of this process's threads, by thread name (from /proc/self/task).
+    static func threadNices() -> [String: [Int]] {
+        var out: [String: [Int]] = [:]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for t in tasks {
+            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(t)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+            else { continue }
+            let name = String(stat[stat.index(after: open)..<close])
+            // After the name: field 3 (state) onwards; the nice value is field 19.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 16, let nice = Int(fields[16]) else { continue }
+            out[name, default: []].append(nice)
+        }
+        return out
+    }
+    #endif
 
     static func metric(_ exposition: String, _ name: String) -> Double? {
         for line in exposition.split(separator: "\n") where line.hasPrefix(name + " ") {
