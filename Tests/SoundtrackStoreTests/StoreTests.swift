@@ -236,6 +236,45 @@ struct StoreTests {
         #expect(mode == "wal")
     }
 
+    @Test("Migration v4 rebuilds the feedback table: rows and row ids kept, signals still checked, no ephemeral table per insert")
+    func feedbackTableRebuilt() throws {
+        let queue = try DatabaseQueue()
+        try Schema.migrator.migrate(queue, upTo: "v3")
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO users (id, created_at) VALUES ('u-1', '2026-01-01T00:00:00Z')")
+            try db.execute(sql: "INSERT INTO songs (id, title, artist) VALUES ('t-1', 'T', 'A')")
+            try db.execute(sql: """
+                INSERT INTO feedback (rowid, id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
+                VALUES (7, 'ev-1', 'u-1', 12.5, 't-1', 'skip', 1500, 'p-1', 3, 4, '{}', 1),
+                       (9, 'ev-2', 'u-1', 13.5, 't-1', 'complete', NULL, NULL, 3, NULL, NULL, 2)
+                """)
+        }
+        let insert = "INSERT INTO feedback (id, user_id, at, track_id, signal, bin_number, applied_seq) VALUES ('ev-3', 'u-1', 0, 't-1', 'like', 1, 3)"
+        let planBefore = try queue.read { db in try Row.fetchAll(db, sql: "EXPLAIN " + insert).map { $0["opcode"] as String } }
+        #expect(planBefore.contains("OpenEphemeral"))
+
+        try Schema.migrator.migrate(queue)
+        try queue.write { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT rowid AS r, * FROM feedback ORDER BY rowid")
+            #expect(rows.map { $0["r"] as Int64 } == [7, 9])
+            #expect(rows.map { $0["signal"] as String } == ["skip", "complete"])
+            #expect(rows[0]["played_ms"] as Int? == 1500 && rows[0]["pick_id"] as String? == "p-1" && rows[0]["switched_to"] as Int? == 4)
+            #expect(rows[1]["played_ms"] as Int? == nil && rows[1]["snapshot"] as String? == nil && rows[1]["applied_seq"] as Int == 2)
+            let plan = try Row.fetchAll(db, sql: "EXPLAIN " + insert).map { $0["opcode"] as String }
+            #expect(!plan.contains("OpenEphemeral"))
+            try db.execute(sql: insert)
+            for bad in ["love", "", "LIKE"] {
+                #expect(throws: DatabaseError.self) {
+                    try db.execute(sql: "INSERT INTO feedback (id, user_id, at, track_id, signal, bin_number, applied_seq) VALUES ('ev-x', 'u-1', 0, 't-1', ?, 1, 4)", arguments: [bad])
+                }
+            }
+            // The index and the cascade came back with the table.
+            #expect(try Bool.fetchOne(db, sql: "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'feedback_user'") == true)
+            try db.execute(sql: "DELETE FROM users WHERE id = 'u-1'")
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM feedback") == 0)
+        }
+    }
+
     @Test("Emails are stored only as SHA-256 hashes of their normalised form")
     func emailHash() throws {
         let s = try Store.inMemory()
