@@ -304,9 +304,13 @@ public final class ReplayRunner: Sendable {
         }
 
         // 1. Ids: applied before (in the database or earlier in this run), or repeated in this block.
+        // Each event's id and user, read once (matching an event out of its item copies the event).
+        let keys: [(id: String, user: String, pickId: String?)?] = items.map { item in
+            if case let .success(e) = item.event { (e.id, e.user, e.pickId) } else { nil }
+        }
         var fresh: [String] = []
-        for item in items {
-            if case let .success(e) = item.event, run.ids[e.id] == nil { fresh.append(e.id) }
+        for k in keys {
+            if let k, run.ids[k.id] == nil { fresh.append(k.id) }
         }
         let committed = try store.feedbackOwners(ids: fresh)
         for (id, user) in committed where run.ids[id] == nil { run.ids[id] = (user, true, 0) }
@@ -315,33 +319,32 @@ public final class ReplayRunner: Sendable {
         var missingSet = Set<String>()
         var pickIds: [String] = []
         for i in 0..<n {
-            switch items[i].event {
-            case let .failure(e):
-                verdicts[i] = .rejected(e)
-            case let .success(e):
-                if let seen = run.ids[e.id] {
-                    if seen.user != e.user {
-                        verdicts[i] = bad(i, "id", "expected an event id not used by another user, got '\(e.id)'")
-                    } else if seen.applied {
-                        verdicts[i] = .duplicate
-                    } else {
-                        verdicts[i] = bad(i, "id", "expected an event id not used by an earlier record, got '\(e.id)' (record \(seen.line) was rejected)")
-                    }
-                    continue
-                }
-                if let first = firstInBlock[e.id] {
-                    verdicts[i] = .repeatInBlock(first: first)
-                    continue
-                }
-                firstInBlock[e.id] = i
-                let w = Int(StableHash.fnv1a(e.user) % UInt64(nw))
-                if run.workers[w].users[e.user] == nil && !run.unknown.contains(e.user) && missingSet.insert(e.user).inserted {
-                    missing.append(e.user)
-                }
-                owner[i] = w
-                if let p = e.pickId { pickIds.append(p) }
-                verdicts[i] = .apply
+            guard let e = keys[i] else {
+                if case let .failure(error) = items[i].event { verdicts[i] = .rejected(error) }
+                continue
             }
+            if let seen = run.ids[e.id] {
+                if seen.user != e.user {
+                    verdicts[i] = bad(i, "id", "expected an event id not used by another user, got '\(e.id)'")
+                } else if seen.applied {
+                    verdicts[i] = .duplicate
+                } else {
+                    verdicts[i] = bad(i, "id", "expected an event id not used by an earlier record, got '\(e.id)' (record \(seen.line) was rejected)")
+                }
+                continue
+            }
+            if let first = firstInBlock[e.id] {
+                verdicts[i] = .repeatInBlock(first: first)
+                continue
+            }
+            firstInBlock[e.id] = i
+            let w = Int(StableHash.fnv1a(e.user) % UInt64(nw))
+            if run.workers[w].users[e.user] == nil && !run.unknown.contains(e.user) && missingSet.insert(e.user).inserted {
+                missing.append(e.user)
+            }
+            owner[i] = w
+            if let p = e.pickId { pickIds.append(p) }
+            verdicts[i] = .apply
         }
 
         // 2. Users seen for the first time: load them, or create them, or reject their events.
@@ -366,7 +369,7 @@ public final class ReplayRunner: Sendable {
             }
         }
         for i in 0..<n {
-            if case .apply = verdicts[i], case let .success(e) = items[i].event, run.unknown.contains(e.user) {
+            if case .apply = verdicts[i], let e = keys[i], run.unknown.contains(e.user) {
                 verdicts[i] = bad(i, "user", "expected a known user (add one with `soundtrack users add`, or replay with --create-users), got '\(e.user)'")
                 owner[i] = -1
             }
@@ -417,8 +420,12 @@ public final class ReplayRunner: Sendable {
                     slot.cached.feedbackSeq += 1
                     slot.lastAt = at
                     slot.lastLine = items[i].line
+                    // The row keeps the snapshot only for users who keep raw snapshots; without it the
+                    // verdict and the row it becomes are copied without retaining the snapshot's fields.
+                    var stored = e
+                    if !slot.cached.keepRawSnapshots { stored.snapshot = nil }
                     sharedVerdicts.p[i] = .applied(AppliedFeedback(
-                        event: e, outcome: outcome, seq: slot.cached.feedbackSeq, keepSnapshot: slot.cached.keepRawSnapshots))
+                        event: stored, outcome: outcome, seq: slot.cached.feedbackSeq, keepSnapshot: slot.cached.keepRawSnapshots))
                     worker.touched.append(e.user)
                 } catch {
                     fail(error.path, "expected \(error.expected), got \(error.got)")
@@ -435,6 +442,7 @@ public final class ReplayRunner: Sendable {
                 slot.cached.state.changes = UserState.Changes()
             }
         }
+        bulk.feedback.reserveCapacity(n)
         for i in 0..<n {
             if case let .applied(f) = verdicts[i] { bulk.feedback.append(f) }
         }
@@ -442,10 +450,10 @@ public final class ReplayRunner: Sendable {
         // 5. Settle repeats within the block and record every id, in order.
         for i in 0..<n {
             switch verdicts[i] {
-            case let .applied(f):
-                run.ids[f.event.id] = (f.event.user, true, items[i].line)
+            case .applied:
+                if let e = keys[i] { run.ids[e.id] = (e.user, true, items[i].line) }
             case let .repeatInBlock(first):
-                guard case let .success(e) = items[i].event, case let .success(fe) = items[first].event else { continue }
+                guard let e = keys[i], let fe = keys[first] else { continue }
                 if fe.user != e.user {
                     verdicts[i] = bad(i, "id", "expected an event id not used by another user, got '\(e.id)'")
                 } else if case .applied = verdicts[first] {
@@ -454,9 +462,9 @@ public final class ReplayRunner: Sendable {
                 } else {
                     verdicts[i] = bad(i, "id", "expected an event id not used by an earlier record, got '\(e.id)' (record \(items[first].line) was rejected)")
                 }
-                if case let .success(e) = items[i].event, run.ids[e.id] == nil { run.ids[e.id] = (e.user, false, items[i].line) }
+                if run.ids[e.id] == nil { run.ids[e.id] = (e.user, false, items[i].line) }
             case .rejected:
-                if case let .success(e) = items[i].event, run.ids[e.id] == nil { run.ids[e.id] = (e.user, false, items[i].line) }
+                if let e = keys[i], run.ids[e.id] == nil { run.ids[e.id] = (e.user, false, items[i].line) }
             default:
                 break
             }
