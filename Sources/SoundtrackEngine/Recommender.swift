@@ -318,7 +318,9 @@ public struct Recommender: Sendable {
     /// for a pick's alternatives.
     func topTracks(ofBin binIndex: Int, count: Int, state: inout UserState) -> [String] {
         guard count > 0 else { return [] }
-        state.bins[binIndex].orderSongsByRate()
+        // Read first: a mutating access to a bin of a state that shares its bins (the copies that
+        // `--read-only` picks from) would copy every bin even when the order is already known.
+        if state.bins[binIndex].rateOrder == nil { state.bins[binIndex].orderSongsByRate() }
         let window = config.repeatWindow
         return state.bins.withUnsafeBufferPointer { bins in
             var out: [String] = []
