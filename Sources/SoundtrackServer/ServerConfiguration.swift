@@ -46,14 +46,14 @@ public struct ServerConfiguration: Sendable {
     /// SQLite's page cache of the writer's connection, in KiB (the writer touches the picks' and
     /// sessions' index pages all over the file; SQLite's default is 2,000 KiB).
     public var writerCacheKiB: Int = 65536
-    /// The nice value the writer and checkpoint threads give themselves (Linux; 0 leaves them at the
-    /// process's priority). When the two cores are busy, the scheduler then runs the threads that
-    /// answer requests first and the writer in the gaps: a commit of a second's picks takes a
-    /// quarter of a core, and at the process's priority it delayed the answers that shared the
-    /// core with it. At 10,000 picks/s the paced p99 was lower in 9 of 10 paired runs (median
-    /// 6.2 against 6.9 ms). Feedback waits for its commit, so a busy server acknowledges feedback
-    /// a little later instead (about 3 % fewer events a second at saturation).
-    public var backgroundNice: Int32 = 10
+    /// The nice value the writer and checkpoint threads add to their priority (Linux; 0, the
+    /// default, leaves them at the priority of the thread that starts them). With 10, when both
+    /// cores are busy the scheduler runs the threads that answer requests first and the writer in
+    /// the gaps: at 10,000 picks/s the p99 was lower in 12 of 14 paired load-test runs (by about
+    /// 1 ms). But past what the cores can serve the writer then starves, its queue fills and
+    /// back-pressure holds every pick: at saturation the p99 went to 110, 130 and 489 ms in 3 of
+    /// 13 runs (7.9–12.4 ms in 6 runs at 0). Only for a service that is never driven past its capacity.
+    public var backgroundNice: Int32 = 0
     /// Clocks: wall time for records, and a monotonic one (seconds) for rate limits and latencies.
     public var clock: ServerClock = .system
     /// Fills the weather and calendar sections a snapshot lacks before each pick (`serve --enrich`);

@@ -25,7 +25,7 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "The largest request body in bytes (default: the configuration file's server.max_body_bytes, else 1 MiB).") var maxBodyBytes: Int?
     @Option(help: "How long picks may wait to be committed together when no feedback waits, in milliseconds (default 1000; a crash loses at most that much of the last picks, never acknowledged feedback).")
     var pickCommitMs: Int?
-    @Option(help: "Nice value added to the writer and checkpoint threads, so that request threads run first when the cores are busy (default 10; 0 to keep them at the process's priority).")
+    @Option(help: "Nice value added to the writer and checkpoint threads, so that request threads run first when the cores are busy (default 0; 10 lowers the p99 below capacity by about 1 ms but lets the writer starve past it: see docs/http-api.md).")
     var backgroundNice: Int32?
     @Flag(help: "Commit without waiting for the disk (synchronous=NORMAL): faster, but a power loss may lose acknowledged feedback.")
     var noSync = false

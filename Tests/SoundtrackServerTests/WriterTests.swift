@@ -213,17 +213,20 @@ import SoundtrackStore
 
     #if os(Linux)
     @Test func theWriterAndCheckpointThreadsRunAtARaisedNiceValue() async throws {
-        let f = try Fixture()  // the default, backgroundNice 10
+        let f = try Fixture { $0.backgroundNice = 10 }
         let key = f.keys["u-1"]!
         try await f.api.buildApplication().test(.router) { client in
             #expect(try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-1")).status == .ok)
-            try await waitUntil { Self.threadNices()["st-writer"] != nil && Self.threadNices()["st-checkpoint"] != nil }
-            // Tests run in parallel in this process: every service's background threads are
-            // checked. The threads that start them run at nice -4 to 0, so +10 leaves them above 0.
+            // Tests run in parallel in this process, and other services' background threads run at
+            // the default, 0 added. The threads that start them run at nice -4 to 0, so +10 leaves
+            // this service's writer and checkpoint threads above 0, and only them.
+            func raised(_ nices: [String: [Int]]) -> [String] {
+                ["st-writer", "st-checkpoint"].filter { nices[$0]?.contains { $0 > 0 } == true }
+            }
+            try await waitUntil { raised(Self.threadNices()).count == 2 }
             let nices = Self.threadNices()
-            let background = (nices["st-writer"] ?? []) + (nices["st-checkpoint"] ?? [])
-            #expect(background.count >= 2)
-            #expect(background.allSatisfy { $0 > 0 }, "\(nices)")
+            #expect(raised(nices) == ["st-writer", "st-checkpoint"], "\(nices)")
+            #expect(nices.filter { $0.key.hasPrefix("st-") }.values.joined().filter { $0 > 0 }.count == 2, "\(nices)")
             #expect(nices.filter { !$0.key.hasPrefix("st-") }.values.contains { $0.contains { $0 <= 0 } })
         }
     }
