@@ -99,11 +99,16 @@ func runOnThread(
 /// privilege. Does nothing for 0 or on other systems.
 func lowerThreadPriority(by nice: Int32) {
     #if os(Linux)
-    guard nice > 0 else { return }
-    let which = __priority_which_t(PRIO_PROCESS.rawValue)
-    errno = 0
-    let current = getpriority(which, 0)
-    guard errno == 0 else { return }
-    _ = setpriority(which, 0, min(19, current + nice))
+    guard nice > 0, let current = threadNice() else { return }
+    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, min(19, current + nice))
     #endif
 }
+
+#if os(Linux)
+/// The calling thread's nice value, or `nil` if it cannot be read.
+func threadNice() -> Int32? {
+    errno = 0
+    let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+    return errno == 0 ? nice : nil
+}
+#endif

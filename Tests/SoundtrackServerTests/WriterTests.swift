@@ -232,20 +232,21 @@ import SoundtrackStore
     }
 
     @Test func raisingAThreadsNiceValueLeavesTheOtherThreadsAlone() throws {
-        let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-        let seen = Mutex<(Int32, Int32)?>(nil)
+        let before = try #require(threadNice())
+        let seen = Mutex<(Int32?, Int32?)?>(nil)
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
-            let start = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+            let start = threadNice()
             lowerThreadPriority(by: 3)
-            seen.withLock { $0 = (start, getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)) }
+            seen.withLock { $0 = (start, threadNice()) }
             done.signal()
         }
         thread.start()
         done.wait()
         let (start, after) = try #require(seen.withLock { $0 })
-        #expect(after == min(19, start + 3))
-        #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == before)
+        let first = try #require(start)
+        #expect(after == min(19, first + 3))
+        #expect(threadNice() == before)
     }
 
     /// The nice value of each of this process's threads, by thread name (from /proc/self/task).

@@ -433,16 +433,15 @@ public final class BatchRunner: Sendable {
             DispatchQueue.concurrentPerform(iterations: nw) { w in
                 let worker = workers[w]
                 let out = worker.outs[parity]
-                // This worker's lines grouped by user, in input order within each user: a user's
-                // state is brought into the cache once per block instead of once per snapshot, and
-                // each user still sees its snapshots in input order.
-                var mine: [(box: StateBox, line: Int)] = []
+                // This worker's lines grouped by user, in input order within each user.
+                var mine: [UserLine<StateBox>] = []
                 for i in 0..<end where sharedOwner.p[i] == w {
                     guard case .snapshot = sharedSlots.p[i] else { continue }
-                    mine.append((worker.states[sharedUsers.p[i]]!, i))
+                    let box = worker.states[sharedUsers.p[i]]!
+                    mine.append((box.ordinal, i, box))
                 }
-                mine.sort { $0.box.ordinal != $1.box.ordinal ? $0.box.ordinal < $1.box.ordinal : $0.line < $1.line }
-                for (box, i) in mine {
+                groupByUser(&mine)
+                for (_, i, box) in mine {
                     // Moved out, not copied; the slot then records that the line was picked.
                     let slot = (sharedSlots.p.baseAddress! + i).move()
                     (sharedSlots.p.baseAddress! + i).initialize(to: .picked)

@@ -36,3 +36,15 @@ private final class ParallelResults<R>: @unchecked Sendable {
     var value: [Result<R, any Error>?]
     init(_ n: Int) { value = Array(repeating: nil, count: n) }
 }
+
+/// One of a worker's lines: its user's ordinal (the order in which the run first met the user), its
+/// index in the block, and what the worker keeps for the user.
+typealias UserLine<T> = (ordinal: Int, index: Int, value: T)
+
+/// Puts a worker's lines of a block in the order it applies them, as batch and replay both do:
+/// each user's lines together (users by ordinal) and each user's lines in input order. A user's
+/// state is then brought into the cache once per block instead of once per line; users are
+/// independent, so the result is the same as applying the lines in input order.
+func groupByUser<T>(_ lines: inout [UserLine<T>]) {
+    lines.sort { $0.ordinal != $1.ordinal ? $0.ordinal < $1.ordinal : $0.index < $1.index }
+}

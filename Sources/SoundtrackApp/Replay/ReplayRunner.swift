@@ -384,22 +384,21 @@ public final class ReplayRunner: Sendable {
         }
         let picks = pickIds.isEmpty ? [:] : try store.pickRecords(ids: pickIds)
 
-        // 3. Apply, each worker its own users, each user's events in log order. A worker takes its
-        // events grouped by user (users in the order the run met them), so that a user's state
-        // (its scoring rows alone are 32 KB for 32 bins) is brought into the cache once per block
-        // instead of once per event; users are independent, so this changes nothing applied.
+        // 3. Apply, each worker its own users, grouped by user (``groupByUser(_:)``: a user's state,
+        // 32 KB of scoring rows alone for 32 bins, stays in the cache across its events), each
+        // user's events in log order.
         let sharedVerdicts = Shared(p: verdicts), sharedOwner = Shared(p: owner)
         let engine = self.engine
         let catalog = engine.catalog
         DispatchQueue.concurrentPerform(iterations: nw) { w in
             let worker = run.workers[w]
             worker.touched.removeAll(keepingCapacity: true)
-            var mine: [(ordinal: Int, index: Int, slot: UserSlot)] = []
+            var mine: [UserLine<UserSlot>] = []
             for i in 0..<n where sharedOwner.p[i] == w {
                 guard let k = keys[i], let slot = worker.users[k.user] else { continue }
                 mine.append((slot.ordinal, i, slot))
             }
-            mine.sort { $0.ordinal != $1.ordinal ? $0.ordinal < $1.ordinal : $0.index < $1.index }
+            groupByUser(&mine)
             for (_, i, slot) in mine {
                 guard case let .success(e) = items[i].event else { continue }
                 func fail(_ field: String, _ message: String) {
