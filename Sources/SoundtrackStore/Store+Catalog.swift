@@ -45,7 +45,8 @@ extension Store {
     /// indexes) then stay in memory instead of being read back from the file for every batch.
     /// The write-ahead log is also checkpointed less often (every `checkpointPages` pages instead
     /// of SQLite's 1,000), so that pages written again and again in consecutive transactions are
-    /// copied back to the database file once per checkpoint instead of after every few blocks;
+    /// copied back to the database file once per checkpoint instead of after every few blocks
+    /// (0: never by the writer, for a caller that runs them itself with a ``WALCheckpointer``);
     /// durability is unchanged (every commit still reaches the log on disk). The settings return to
     /// what they were before afterwards.
     public func withLargeCache<T>(cacheMiB: Int = 256, checkpointPages: Int = 1000, _ body: () throws -> T) throws -> T {
@@ -55,7 +56,7 @@ extension Store {
                 checkpoint: try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000,
                 secureDelete: try Int.fetchOne(db, sql: "PRAGMA secure_delete") ?? 0)
             try db.execute(sql: "PRAGMA cache_size = -\(max(2, cacheMiB) * 1024)")
-            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(max(1, checkpointPages))")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(max(0, checkpointPages))")
             // Debian builds SQLite with SECURE_DELETE: every overwritten row would also be zeroed on its page.
             try db.execute(sql: "PRAGMA secure_delete = OFF")
             return saved

@@ -23,8 +23,10 @@ public struct ReplayOptions: Sendable {
     public var now = Date(timeIntervalSince1970: 0)
     /// The writer's page cache during the run, in mebibytes (see ``Store/withLargeCache(cacheMiB:checkpointPages:_:)``).
     public var cacheMiB = 256
-    /// Write-ahead-log pages between automatic checkpoints during the run.
-    public var checkpointPages = 16_384
+    /// The write-ahead log's length, in pages, past which a commit waits for a checkpoint to copy
+    /// all of it into the database file (with a file database, checkpoints run on a thread of their
+    /// own after each commit: ``LogCheckpoints``). 262,144 pages of 4 KiB: 1 GiB.
+    public var checkpointPages = 262_144
 
     /// Default options.
     public init() {}
@@ -166,19 +168,29 @@ public final class ReplayRunner: Sendable {
         reject: (LineError) throws -> Void,
         progress: (ReplayProgress) -> Void = { _ in }
     ) throws -> ReplaySummary {
-        try store.withLargeCache(cacheMiB: options.cacheMiB, checkpointPages: options.checkpointPages) {
-            try replay(read: read, reject: reject, progress: progress)
+        try withCheckpoints { checkpoints in
+            try replay(read: read, reject: reject, progress: progress, checkpoints: checkpoints)
+        }
+    }
+
+    /// Runs `body` with the writer's large page cache and, for a file database, checkpoints on a
+    /// thread of their own instead of inside commits (``LogCheckpoints``).
+    private func withCheckpoints<T>(_ body: (LogCheckpoints?) throws -> T) throws -> T {
+        let checkpointer = try store.path.map { _ in try WALCheckpointer(store: store) }
+        return try store.withLargeCache(cacheMiB: options.cacheMiB, checkpointPages: checkpointer == nil ? 16_384 : 0) {
+            try body(checkpointer.map { LogCheckpoints(checkpointer: $0, limitPages: options.checkpointPages) })
         }
     }
 
     private func replay(
         read: @escaping LineBlocks.Read,
         reject: (LineError) throws -> Void,
-        progress: (ReplayProgress) -> Void
+        progress: (ReplayProgress) -> Void,
+        checkpoints: LogCheckpoints?
     ) throws -> ReplaySummary {
         let nw = max(1, options.workers)
         let run = RunState(workers: nw)
-        let committer = Committer(store: store)
+        let committer = Committer(store: store, checkpoints: checkpoints)
         defer { committer.stop() }
         var blocks = LineBlocks(blockBytes: options.blockBytes, read: read)
         let strict = options.strict
@@ -217,19 +229,21 @@ public final class ReplayRunner: Sendable {
         reject: (LineError) throws -> Void,
         progress: (ReplayProgress) -> Void = { _ in }
     ) throws -> ReplaySummary {
-        let run = RunState(workers: max(1, options.workers))
-        let committer = Committer(store: store)
-        defer { committer.stop() }
-        var start = 0
-        while start < items.count {
-            let end = min(items.count, start + max(1, options.blockEvents))
-            let staged = try stage(Array(items[start..<end]), run: run)
+        try withCheckpoints { checkpoints in
+            let run = RunState(workers: max(1, options.workers))
+            let committer = Committer(store: store, checkpoints: checkpoints)
+            defer { committer.stop() }
+            var start = 0
+            while start < items.count {
+                let end = min(items.count, start + max(1, options.blockEvents))
+                let staged = try stage(Array(items[start..<end]), run: run)
+                try reportPrevious(committer, run, reject, progress)
+                committer.submit(staged, done: end)
+                start = end
+            }
             try reportPrevious(committer, run, reject, progress)
-            committer.submit(staged, done: end)
-            start = end
+            return run.summary
         }
-        try reportPrevious(committer, run, reject, progress)
-        return run.summary
     }
 
     /// A block applied in memory, waiting for its transaction.
@@ -246,17 +260,19 @@ public final class ReplayRunner: Sendable {
         private var inFlight = false
         private let thread: BackgroundThread
 
-        init(store: Store) {
+        init(store: Store, checkpoints: LogCheckpoints?) {
             let jobs = self.jobs, results = self.results
             thread = BackgroundThread(name: "replay-commit") {
                 while let (staged, done) = jobs.take() {
                     do {
                         try store.commitBulk(staged.bulk)
+                        checkpoints?.afterCommit()
                         results.put((staged, done, nil))
                     } catch {
                         results.put((staged, done, error))
                     }
                 }
+                checkpoints?.stop()
             }
         }
 
@@ -318,6 +334,7 @@ public final class ReplayRunner: Sendable {
             if let k, run.ids[k.id] == nil { fresh.append(k.id) }
         }
         let committed = try store.feedbackOwners(ids: fresh)
+
         for (id, user) in committed where run.ids[id] == nil { run.ids[id] = (user, true, 0) }
         var firstInBlock: [String: Int] = [:]
         var missing: [String] = []
