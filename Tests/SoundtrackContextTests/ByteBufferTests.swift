@@ -74,4 +74,18 @@ struct ByteBufferTests {
         b.append("ok")
         #expect(text(b) == "ok")
     }
+
+    @Test("Growing past the size backed by huge pages (4 MiB) keeps every byte, and the buffer is reusable")
+    func growthIntoHugePages() {
+        let b = ByteBuffer(capacity: 1 << 20)
+        let chunk = (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+        for _ in 0..<(5 << 8) { b.append(chunk) }  // 5 MiB
+        #expect(b.count == 5 << 20)
+        let all = b.array
+        #expect(all.count == 5 << 20)
+        #expect((0..<(5 << 8)).allSatisfy { k in all[(k * 4096)..<((k + 1) * 4096)].elementsEqual(chunk) })
+        b.removeAll()
+        b.append("again")
+        #expect(text(b) == "again")
+    }
 }
