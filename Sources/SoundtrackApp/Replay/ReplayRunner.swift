@@ -131,7 +131,8 @@ public final class ReplayRunner: Sendable {
     enum Verdict {
         case pending
         case apply
-        case applied(AppliedFeedback)
+        /// Applied; its row waits in the block's ``BulkWrite/feedback``.
+        case applied
         case duplicate
         case repeatInBlock(first: Int)
         case rejected(LineError)
@@ -196,26 +197,31 @@ public final class ReplayRunner: Sendable {
         let strict = options.strict
         while let block = try blocks.next() {
             let n = block.lines.count
-            let decoded = UnsafeMutableBufferPointer<Item?>.allocate(capacity: n)
-            decoded.initialize(repeating: nil)
-            defer { decoded.deinitialize().deallocate() }
-            let shared = Shared(p: decoded)
             let lines = block.lines
-            block.bytes.withUnsafeBytes { raw in
-                let bytes = Bytes(p: raw)
-                DispatchQueue.concurrentPerform(iterations: nw) { w in
-                    for i in (n * w / nw)..<(n * (w + 1) / nw) {
-                        let l = lines[i]
-                        let rec = UnsafeRawBufferPointer(rebasing: bytes.p[l.start..<l.end])
-                        do throws(InputError) {
-                            shared.p[i] = Item(line: l.line, event: .success(try FeedbackEvent.decode(bytes: rec, strict: strict)))
-                        } catch {
-                            shared.p[i] = Item(line: l.line, event: .failure(LineError(line: l.line, error)))
+            // Decoded in parallel straight into the array's storage (each element initialized
+            // once, by the worker of its range): an item holds a whole event inline, and copying
+            // the block's items into an array afterwards moved ~50 MB and retained every string.
+            let items = [Item](unsafeUninitializedCapacity: n) { storage, count in
+                let shared = Shared(p: storage)
+                block.bytes.withUnsafeBytes { raw in
+                    let bytes = Bytes(p: raw)
+                    DispatchQueue.concurrentPerform(iterations: nw) { w in
+                        for i in (n * w / nw)..<(n * (w + 1) / nw) {
+                            let l = lines[i]
+                            let rec = UnsafeRawBufferPointer(rebasing: bytes.p[l.start..<l.end])
+                            let item: Item
+                            do throws(InputError) {
+                                item = Item(line: l.line, event: .success(try FeedbackEvent.decode(bytes: rec, strict: strict)))
+                            } catch {
+                                item = Item(line: l.line, event: .failure(LineError(line: l.line, error)))
+                            }
+                            (shared.p.baseAddress! + i).initialize(to: item)
                         }
                     }
                 }
+                count = n
             }
-            let staged = try stage(decoded.map { $0! }, run: run)
+            let staged = try stage(items, run: run)
             try reportPrevious(committer, run, reject, progress)
             committer.submit(staged, done: block.consumed)
         }
@@ -314,10 +320,14 @@ public final class ReplayRunner: Sendable {
         run.summary.records += n
         let verdicts = UnsafeMutableBufferPointer<Verdict>.allocate(capacity: n)
         verdicts.initialize(repeating: .pending)
+        // The rows of applied events, by line, moved into the block's write in order.
+        let rows = UnsafeMutableBufferPointer<AppliedFeedback?>.allocate(capacity: n)
+        rows.initialize(repeating: nil)
         let owner = UnsafeMutableBufferPointer<Int>.allocate(capacity: n)
         owner.initialize(repeating: -1)
         defer {
             verdicts.deinitialize().deallocate()
+            rows.deinitialize().deallocate()
             owner.deallocate()
         }
         func bad(_ i: Int, _ field: String, _ message: String) -> Verdict {
@@ -404,7 +414,7 @@ public final class ReplayRunner: Sendable {
         // 3. Apply, each worker its own users, grouped by user (``groupByUser(_:)``: a user's state,
         // 32 KB of scoring rows alone for 32 bins, stays in the cache across its events), each
         // user's events in log order.
-        let sharedVerdicts = Shared(p: verdicts), sharedOwner = Shared(p: owner)
+        let sharedVerdicts = Shared(p: verdicts), sharedOwner = Shared(p: owner), sharedRows = Shared(p: rows)
         let engine = self.engine
         let catalog = engine.catalog
         DispatchQueue.concurrentPerform(iterations: nw) { w in
@@ -457,8 +467,9 @@ public final class ReplayRunner: Sendable {
                     // verdict and the row it becomes are copied without retaining the snapshot's fields.
                     var stored = e
                     if !slot.cached.keepRawSnapshots { stored.snapshot = nil }
-                    sharedVerdicts.p[i] = .applied(AppliedFeedback(
-                        event: stored, outcome: outcome, seq: slot.cached.feedbackSeq, keepSnapshot: slot.cached.keepRawSnapshots))
+                    sharedRows.p[i] = AppliedFeedback(
+                        event: stored, outcome: outcome, seq: slot.cached.feedbackSeq, keepSnapshot: slot.cached.keepRawSnapshots)
+                    sharedVerdicts.p[i] = .applied
                     worker.touched.append(e.user)
                 } catch {
                     fail(error.path, "expected \(error.expected), got \(error.got)")
@@ -477,7 +488,7 @@ public final class ReplayRunner: Sendable {
         }
         bulk.feedback.reserveCapacity(n)
         for i in 0..<n {
-            if case let .applied(f) = verdicts[i] { bulk.feedback.append(f) }
+            if case .applied = verdicts[i], let f = rows[i].take() { bulk.feedback.append(f) }
         }
 
         // 5. Settle repeats within the block and record every id, in order.
@@ -502,7 +513,13 @@ public final class ReplayRunner: Sendable {
                 break
             }
         }
-        return Staged(verdicts: Array(verdicts), bulk: bulk)
+        // Moved out, not copied; the buffer is then left uninitialized, as the `defer` expects.
+        let settled = [Verdict](unsafeUninitializedCapacity: n) { out, count in
+            _ = out.moveInitialize(fromContentsOf: verdicts)
+            count = n
+        }
+        verdicts.initialize(repeating: .pending)
+        return Staged(verdicts: settled, bulk: bulk)
     }
 
     /// Counts a committed block's events and reports its rejected records, in order.
