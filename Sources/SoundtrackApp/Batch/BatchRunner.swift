@@ -147,10 +147,6 @@ public final class BatchRunner: Sendable {
         let p: UnsafeMutableBufferPointer<T>
     }
 
-    struct Bytes: @unchecked Sendable {
-        let p: UnsafeRawBufferPointer
-    }
-
     /// Runs the batch.
     ///
     /// Three threads overlap: a reader cuts the input into blocks ahead of the workers, the
@@ -346,20 +342,13 @@ public final class BatchRunner: Sendable {
             let strict = options.strict
 
             // 1. Decode, in parallel over ranges of lines.
-            block.bytes.withUnsafeBytes { raw in
-                let bytes = Bytes(p: raw)
-                DispatchQueue.concurrentPerform(iterations: nw) { w in
-                    for i in (n * w / nw)..<(n * (w + 1) / nw) {
-                        let l = lines[i]
-                        let rec = UnsafeRawBufferPointer(rebasing: bytes.p[l.start..<l.end])
-                        do throws(InputError) {
-                            let snapshot = try Snapshot.decode(bytes: rec, strict: strict)
-                            sharedUsers.p[i] = snapshot.user
-                            sharedSlots.p[i] = .snapshot(snapshot)
-                        } catch {
-                            sharedSlots.p[i] = .bad(LineError(line: l.line, error))
-                        }
-                    }
+            block.forEachRecordInParallel(workers: nw) { i, line, rec in
+                do throws(InputError) {
+                    let snapshot = try Snapshot.decode(bytes: rec, strict: strict)
+                    sharedUsers.p[i] = snapshot.user
+                    sharedSlots.p[i] = .snapshot(snapshot)
+                } catch {
+                    sharedSlots.p[i] = .bad(LineError(line: line, error))
                 }
             }
             summary.timings.decode += clock.lap()

@@ -104,3 +104,22 @@ public struct LineBlocks {
         return lines
     }
 }
+
+extension LineBlocks.Block {
+    /// Calls `body(index, line, record)` for every record of the block, on `workers` threads at
+    /// once, each taking a contiguous range of records (batch and replay decode their blocks so).
+    /// `record` is valid only during the call.
+    func forEachRecordInParallel(workers: Int, _ body: @Sendable (Int, Int, UnsafeRawBufferPointer) -> Void) {
+        struct Bytes: @unchecked Sendable { let p: UnsafeRawBufferPointer }
+        let n = lines.count, nw = max(1, workers), lines = self.lines
+        bytes.withUnsafeBytes { raw in
+            let all = Bytes(p: raw)
+            DispatchQueue.concurrentPerform(iterations: nw) { w in
+                for i in (n * w / nw)..<(n * (w + 1) / nw) {
+                    let l = lines[i]
+                    body(i, l.line, UnsafeRawBufferPointer(rebasing: all.p[l.start..<l.end]))
+                }
+            }
+        }
+    }
+}

@@ -142,10 +142,6 @@ public final class ReplayRunner: Sendable {
         let p: UnsafeMutableBufferPointer<T>
     }
 
-    struct Bytes: @unchecked Sendable {
-        let p: UnsafeRawBufferPointer
-    }
-
     /// Run-wide bookkeeping.
     final class RunState: @unchecked Sendable {
         let workers: [Worker]
@@ -197,27 +193,19 @@ public final class ReplayRunner: Sendable {
         let strict = options.strict
         while let block = try blocks.next() {
             let n = block.lines.count
-            let lines = block.lines
             // Decoded in parallel straight into the array's storage (each element initialized
             // once, by the worker of its range): an item holds a whole event inline, and copying
             // the block's items into an array afterwards moved ~50 MB and retained every string.
             let items = [Item](unsafeUninitializedCapacity: n) { storage, count in
                 let shared = Shared(p: storage)
-                block.bytes.withUnsafeBytes { raw in
-                    let bytes = Bytes(p: raw)
-                    DispatchQueue.concurrentPerform(iterations: nw) { w in
-                        for i in (n * w / nw)..<(n * (w + 1) / nw) {
-                            let l = lines[i]
-                            let rec = UnsafeRawBufferPointer(rebasing: bytes.p[l.start..<l.end])
-                            let item: Item
-                            do throws(InputError) {
-                                item = Item(line: l.line, event: .success(try FeedbackEvent.decode(bytes: rec, strict: strict)))
-                            } catch {
-                                item = Item(line: l.line, event: .failure(LineError(line: l.line, error)))
-                            }
-                            (shared.p.baseAddress! + i).initialize(to: item)
-                        }
+                block.forEachRecordInParallel(workers: nw) { i, line, rec in
+                    let item: Item
+                    do throws(InputError) {
+                        item = Item(line: line, event: .success(try FeedbackEvent.decode(bytes: rec, strict: strict)))
+                    } catch {
+                        item = Item(line: line, event: .failure(LineError(line: line, error)))
                     }
+                    (shared.p.baseAddress! + i).initialize(to: item)
                 }
                 count = n
             }
