@@ -332,7 +332,6 @@ public final class ReplayRunner: Sendable {
             if let k, run.ids[k.id] == nil { fresh.append(k.id) }
         }
         let committed = try store.feedbackOwners(ids: fresh)
-
         for (id, user) in committed where run.ids[id] == nil { run.ids[id] = (user, true, 0) }
         var firstInBlock: [String: Int] = [:]
         var missing: [String] = []
@@ -452,7 +451,7 @@ public final class ReplayRunner: Sendable {
                     slot.lastAt = at
                     slot.lastLine = items[i].line
                     // The row keeps the snapshot only for users who keep raw snapshots; without it the
-                    // verdict and the row it becomes are copied without retaining the snapshot's fields.
+                    // row is moved into the block's write without retaining the snapshot's fields.
                     var stored = e
                     if !slot.cached.keepRawSnapshots { stored.snapshot = nil }
                     sharedRows.p[i] = AppliedFeedback(
@@ -501,7 +500,8 @@ public final class ReplayRunner: Sendable {
                 break
             }
         }
-        // Moved out, not copied; the buffer is then left uninitialized, as the `defer` expects.
+        // Moved out, not copied; the buffer is then filled again (with a value that holds nothing)
+        // for the `defer` that deinitializes it.
         let settled = [Verdict](unsafeUninitializedCapacity: n) { out, count in
             _ = out.moveInitialize(fromContentsOf: verdicts)
             count = n
