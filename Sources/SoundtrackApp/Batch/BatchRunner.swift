@@ -21,9 +21,10 @@ public struct BatchOptions: Sendable {
     /// Ranked tracks per pick (`--top K`).
     public var top = 1
     /// Bytes of input per block (the unit of parallel work and of output). Within a block each
-    /// user's snapshots are picked one after the other while the user's state is in the cache; 64 MiB
-    /// (about 100,000 snapshots) ran the benchmark 5 % faster than 16 MiB, for about 0.7 GB of
-    /// buffers (blocks read ahead, decoded snapshots, two blocks of output).
+    /// user's snapshots are picked one after the other. 64 MiB (about 100,000 snapshots) ran the
+    /// benchmark 5 % faster than 16 MiB when it was chosen; since the output buffers use huge pages,
+    /// 16, 32 and 64 MiB are within the noise. It costs about 0.7 GB of buffers (blocks read ahead,
+    /// decoded snapshots, two blocks of output).
     public var blockBytes = 64 << 20
     /// Users per transaction when the states are written at the end.
     public var usersPerTransaction = 2000

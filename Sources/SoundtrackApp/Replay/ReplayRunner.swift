@@ -171,10 +171,11 @@ public final class ReplayRunner: Sendable {
     }
 
     /// Runs `body` with the writer's large page cache and, for a file database, checkpoints on a
-    /// thread of their own instead of inside commits (``LogCheckpoints``).
+    /// thread of their own instead of inside commits (``LogCheckpoints``). The writer itself never
+    /// checkpoints (an in-memory database has no write-ahead log at all).
     private func withCheckpoints<T>(_ body: (LogCheckpoints?) throws -> T) throws -> T {
         let checkpointer = try store.path.map { _ in try WALCheckpointer(store: store) }
-        return try store.withLargeCache(cacheMiB: options.cacheMiB, checkpointPages: checkpointer == nil ? 16_384 : 0) {
+        return try store.withLargeCache(cacheMiB: options.cacheMiB, checkpointPages: 0) {
             try body(checkpointer.map { LogCheckpoints(checkpointer: $0, limitPages: options.checkpointPages) })
         }
     }
