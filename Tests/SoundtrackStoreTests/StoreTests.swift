@@ -275,6 +275,40 @@ struct StoreTests {
         }
     }
 
+    @Test("Migration v5 drops the memberships' index by song: memberships kept, still checked, still cascaded")
+    func membershipIndexDropped() throws {
+        let queue = try DatabaseQueue()
+        try Schema.migrator.migrate(queue, upTo: "v4")
+        let indexExists = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'bin_songs_song'"
+        try queue.write { db in
+            #expect(try Int.fetchOne(db, sql: indexExists) == 1)
+            try db.execute(sql: """
+                INSERT INTO users (id, created_at) VALUES ('u-1', '2026-01-01T00:00:00Z');
+                INSERT INTO songs (id, title, artist) VALUES ('t-1', 'T', 'A'), ('t-2', 'U', 'B');
+                INSERT INTO bins (id, user_id, number, label, layout_version, centroid, spread, observed, observations, created_at, updated_at)
+                    VALUES (5, 'u-1', 1, 'gym', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0);
+                INSERT INTO bin_songs (bin_id, song_id, position, likes, dislikes) VALUES (5, 't-1', 0, 2, 1), (5, 't-2', 1, 0, 3);
+                """)
+        }
+        try Schema.migrator.migrate(queue)
+        try queue.write { db in
+            #expect(try Int.fetchOne(db, sql: indexExists) == 0)
+            let rows = try Row.fetchAll(db, sql: "SELECT song_id, position, likes, dislikes FROM bin_songs ORDER BY position")
+            #expect(rows.map { $0["song_id"] as String } == ["t-1", "t-2"])
+            #expect(rows.map { $0["likes"] as Int } == [2, 0] && rows.map { $0["dislikes"] as Int } == [1, 3])
+            // The foreign key to songs is still checked on insert, and a song still cannot go while a bin holds it.
+            #expect(throws: DatabaseError.self) {
+                try db.execute(sql: "INSERT INTO bin_songs (bin_id, song_id, position) VALUES (5, 'no-such-song', 2)")
+            }
+            #expect(throws: DatabaseError.self) { try db.execute(sql: "DELETE FROM songs WHERE id = 't-1'") }
+            // What the engine does to songs (an upsert on the id) leaves memberships alone.
+            try db.execute(sql: "INSERT INTO songs (id, title, artist) VALUES ('t-1', 'T2', 'A2') ON CONFLICT(id) DO UPDATE SET title = excluded.title")
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM bin_songs") == 2)
+            try db.execute(sql: "DELETE FROM users WHERE id = 'u-1'")
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM bin_songs") == 0)
+        }
+    }
+
     @Test("Emails are stored only as SHA-256 hashes of their normalised form")
     func emailHash() throws {
         let s = try Store.inMemory()
