@@ -100,6 +100,24 @@ public struct Bin: Sendable, Equatable {
         self.observed = observed
     }
 
+    /// Changes the three vectors in place (one new ``stamp``); `body` gets the centroid, the spread
+    /// and the presence frequencies, each of ``FeatureLayout/dimension`` entries.
+    mutating func updateVectors(
+        _ body: (UnsafeMutableBufferPointer<Float>, UnsafeMutableBufferPointer<Float>, UnsafeMutableBufferPointer<Float>) -> Void
+    ) {
+        // Moved out, so that each is uniquely referenced and changed without a copy.
+        var c = centroid, s = spread, o = observed
+        centroid = []
+        spread = []
+        observed = []
+        c.withUnsafeMutableBufferPointer { c in
+            s.withUnsafeMutableBufferPointer { s in
+                o.withUnsafeMutableBufferPointer { o in body(c, s, o) }
+            }
+        }
+        setVectors(centroid: c, spread: s, observed: o)
+    }
+
     /// Bins are equal when everything but the ``stamp`` is.
     public static func == (a: Bin, b: Bin) -> Bool {
         a.number == b.number && a.label == b.label && a.centroid == b.centroid && a.spread == b.spread

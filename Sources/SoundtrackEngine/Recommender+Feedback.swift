@@ -113,27 +113,32 @@ extension Recommender {
     /// The rate is `max(learningRate, 1/(n+1))`, and per slot at least `1 − observed` so that a
     /// slot the bin has never seen takes the context's value at once.
     func pull(binIndex: Int, toward x: FeatureVector, at: Date, state: inout UserState) {
-        var bin = state.bins[binIndex]
-        let eta = max(config.learningRate, 1 / Float(bin.observations + 1))
-        var centroid = bin.centroid, spread = bin.spread, observed = bin.observed
-        for i in 0..<FeatureLayout.dimension {
-            if x.mask[i] > 0 {
-                let rate = max(eta, 1 - observed[i])
-                let delta = x.values[i] - centroid[i]
-                centroid[i] += rate * delta
-                let s2 = (1 - rate) * spread[i] * spread[i] + rate * delta * delta
-                spread[i] = max(0.02, s2.squareRoot())
-                observed[i] += eta * (1 - observed[i])
-            } else {
-                observed[i] -= eta * observed[i]
+        let d = FeatureLayout.dimension
+        let eta = max(config.learningRate, 1 / Float(state.bins[binIndex].observations + 1))
+        // In place: a copy of the bin (and of its three vectors) per liked event was most of the cost.
+        state.bins[binIndex].updateVectors { centroid, spread, observed in
+            x.values.withUnsafeBufferPointer { xv in
+                x.mask.withUnsafeBufferPointer { xm in
+                    for i in 0..<d {
+                        if xm[i] > 0 {
+                            let rate = max(eta, 1 - observed[i])
+                            let delta = xv[i] - centroid[i]
+                            centroid[i] += rate * delta
+                            let s2 = (1 - rate) * spread[i] * spread[i] + rate * delta * delta
+                            spread[i] = max(0.02, s2.squareRoot())
+                            observed[i] += eta * (1 - observed[i])
+                        } else {
+                            observed[i] -= eta * observed[i]
+                        }
+                    }
+                }
             }
         }
-        bin.setVectors(centroid: centroid, spread: spread, observed: observed)
-        bin.observations += 1
-        bin.updatedAt = at
-        bin.label = BinLabeler.label(centroid: bin.centroid, observed: bin.observed)
-        state.bins[binIndex] = bin
-        state.changes.bins.insert(bin.number)
+        state.bins[binIndex].observations += 1
+        state.bins[binIndex].updatedAt = at
+        let label = state.bins.withUnsafeBufferPointer { BinLabeler.label(centroid: $0[binIndex].centroid, observed: $0[binIndex].observed) }
+        state.bins[binIndex].label = label
+        state.changes.bins.insert(state.bins[binIndex].number)
     }
 
     /// Weakens a bin's association with a context: the centroid moves away and the spread widens.
@@ -155,30 +160,43 @@ extension Recommender {
     /// Multiplicative per-user weight update: slots that agreed with the bin gain weight after a
     /// like and lose it after a dislike, relative to the mean agreement; the total is kept.
     func learnWeights(_ x: FeatureVector, binIndex: Int, positive: Bool, state: inout UserState) {
-        let bin = state.bins[binIndex]
-        var agreement: [(Int, Float)] = []
-        var sum: Float = 0
-        for i in 0..<FeatureLayout.dimension where x.mask[i] > 0 && bin.observed[i] > 0.05 {
-            let a = 1 - min(1, abs(x.values[i] - bin.centroid[i]))
-            agreement.append((i, a))
-            sum += a
-        }
-        guard agreement.count > 1 else { return }
-        let mean = sum / Float(agreement.count)
+        let d = FeatureLayout.dimension
         let sign: Float = positive ? 1 : -1
-        var w = state.weights
-        let total = w.reduce(0, +)
-        for (i, a) in agreement {
-            w[i] *= Float(exp(Double(sign * config.weightLearningRate * (a - mean))))
-            w[i] = min(config.weightRange.upperBound, max(config.weightRange.lowerBound, w[i]))
+        let rate = config.weightLearningRate, range = config.weightRange
+        // Through buffers, and the weights changed in place: the bin was copied (retaining its
+        // arrays), the agreements collected in a new array and the weights copied, per event.
+        let changed = withUnsafeTemporaryAllocation(of: (Int, Float).self, capacity: d) { agreement -> Bool in
+            var count = 0
+            var sum: Float = 0
+            state.bins.withUnsafeBufferPointer { bins in
+                bins[binIndex].centroid.withUnsafeBufferPointer { c in
+                    bins[binIndex].observed.withUnsafeBufferPointer { ob in
+                        for i in 0..<d where x.mask[i] > 0 && ob[i] > 0.05 {
+                            let a = 1 - min(1, abs(x.values[i] - c[i]))
+                            agreement[count] = (i, a)
+                            count += 1
+                            sum += a
+                        }
+                    }
+                }
+            }
+            guard count > 1 else { return false }
+            let mean = sum / Float(count)
+            state.weights.withUnsafeMutableBufferPointer { w in
+                let total = w.reduce(0, +)
+                for (i, a) in agreement[0..<count] {
+                    w[i] *= Float(exp(Double(sign * rate * (a - mean))))
+                    w[i] = min(range.upperBound, max(range.lowerBound, w[i]))
+                }
+                let newTotal = w.reduce(0, +)
+                if newTotal > 0 {
+                    let k = total / newTotal
+                    for i in w.indices { w[i] = min(range.upperBound, max(range.lowerBound, w[i] * k)) }
+                }
+            }
+            return true
         }
-        let newTotal = w.reduce(0, +)
-        if newTotal > 0 {
-            let k = total / newTotal
-            for i in w.indices { w[i] = min(config.weightRange.upperBound, max(config.weightRange.lowerBound, w[i] * k)) }
-        }
-        state.weights = w
-        state.changes.weights = true
+        if changed { state.changes.weights = true }
     }
 }
 
