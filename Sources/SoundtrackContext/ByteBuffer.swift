@@ -101,6 +101,24 @@ public final class ByteBuffer: @unchecked Sendable {
     /// Forgets the contents, keeping the capacity.
     public func removeAll() { used = 0 }
 
+    /// Keeps the first `count` bytes and forgets the rest.
+    public func truncate(to count: Int) {
+        precondition(count >= 0 && count <= used)
+        used = count
+    }
+
+    /// Lets `body` write into the space after the contents (at most `limit` bytes, the space
+    /// reserved first) and appends the bytes it reports having written: a reader fills the
+    /// buffer straight from its source.
+    /// - Returns: what `body` returned.
+    public func appendWriting(upTo limit: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Int) rethrows -> Int {
+        reserve(limit)
+        let n = try body(UnsafeMutableRawBufferPointer(start: base + used, count: limit))
+        precondition(n >= 0 && n <= limit, "wrote more than it was given")
+        used += n
+        return n
+    }
+
     /// The bytes written so far.
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeRawBufferPointer(start: base, count: used))

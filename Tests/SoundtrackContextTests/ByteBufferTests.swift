@@ -89,3 +89,24 @@ struct ByteBufferTests {
         #expect(text(b) == "again")
     }
 }
+
+@Suite struct ByteBufferFillTests {
+    @Test("appendWriting appends what the writer reports; truncate keeps a prefix")
+    func fillAndTruncate() {
+        let out = ByteBuffer(capacity: 16)
+        out.append("ab")
+        let n = out.appendWriting(upTo: 100) { space in
+            #expect(space.count == 100)
+            for k in 0..<5 { space[k] = UInt8(ascii: "c") + UInt8(k) }
+            return 5
+        }
+        #expect(n == 5)
+        #expect(String(decoding: out.array, as: UTF8.self) == "abcdefg")
+        #expect(out.appendWriting(upTo: 8) { _ in 0 } == 0)
+        #expect(out.count == 7)
+        out.truncate(to: 3)
+        #expect(String(decoding: out.array, as: UTF8.self) == "abc")
+        out.append("z")
+        #expect(String(decoding: out.array, as: UTF8.self) == "abcz")
+    }
+}

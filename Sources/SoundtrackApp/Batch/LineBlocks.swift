@@ -1,4 +1,5 @@
 import Foundation
+import SoundtrackContext
 
 /// Splits a byte stream into blocks of whole JSON Lines records, numbering the lines.
 ///
@@ -9,7 +10,7 @@ public struct LineBlocks {
     /// A block: its bytes and its records.
     public struct Block {
         /// The bytes of the block's lines.
-        public var bytes: [UInt8]
+        public var bytes: ByteBuffer
         /// Each record's byte range in ``bytes`` and its 1-based line number.
         public var lines: [(start: Int, end: Int, line: Int)]
         /// Bytes of input consumed up to the end of this block.
@@ -38,20 +39,17 @@ public struct LineBlocks {
     public mutating func next() throws -> Block? {
         var capacity = max(blockBytes, carry.count + 1)
         while true {
-            let start = carry
+            // A new buffer per block (a block is handed on while the next is read); large ones are
+            // backed by huge pages (``ByteBuffer``), so that reading into it does not fault in a
+            // 64 MiB block 4 KiB page by page.
+            let bytes = ByteBuffer(capacity: capacity)
+            bytes.append(carry)
             var ended = atEnd
-            var bytes = try [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-                let base = UnsafeMutableRawBufferPointer(buffer)
-                var n = start.count
-                start.withUnsafeBytes { if n > 0 { base.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: n) } }
-                while n < base.count && !ended {
-                    let got = try read(UnsafeMutableRawBufferPointer(rebasing: base[n...]))
-                    if got == 0 { ended = true } else { n += got }
-                }
-                count = n
+            while bytes.count < capacity && !ended {
+                if try bytes.appendWriting(upTo: capacity - bytes.count, read) == 0 { ended = true }
             }
             atEnd = ended
-            if bytes.isEmpty { return nil }
+            if bytes.count == 0 { return nil }
             // Whole lines only: what follows the last newline waits for the next block.
             var cut = bytes.count
             if !atEnd {
@@ -62,21 +60,21 @@ public struct LineBlocks {
                 }
                 guard let last else {
                     // A line longer than a block: read on with a larger buffer.
-                    carry = bytes
+                    carry = bytes.array
                     capacity *= 2
                     continue
                 }
                 cut = last + 1
             }
-            carry = Array(bytes[cut...])
-            bytes.removeLast(bytes.count - cut)
-            consumed += bytes.count
+            carry = Array(bytes.bytes(cut..<bytes.count))
+            bytes.truncate(to: cut)
+            consumed += cut
             return Block(bytes: bytes, lines: split(bytes), consumed: consumed)
         }
     }
 
     /// The records of a block of whole lines, numbered.
-    private mutating func split(_ bytes: [UInt8]) -> [(start: Int, end: Int, line: Int)] {
+    private mutating func split(_ bytes: ByteBuffer) -> [(start: Int, end: Int, line: Int)] {
         var lines: [(start: Int, end: Int, line: Int)] = []
         lines.reserveCapacity(bytes.count / 256)
         bytes.withUnsafeBytes { b in
