@@ -1,4 +1,5 @@
 import GRDB
+import SoundtrackEngine
 
 /// The database schema as append-only migrations: never edit a registered migration, add one.
 enum Schema {
@@ -202,6 +203,42 @@ enum Schema {
             // (with 10,000 users, another 4 KiB page per replayed event): replay of 200,000 events
             // into that population took 10.2 s instead of 12.3 s without it.
             try db.execute(sql: "DROP INDEX IF EXISTS bin_songs_song")
+        }
+        m.registerMigration("v6", foreignKeyChecks: .immediate) { db in
+            // A bin's songs move into the bin's row, as JSON text (``SongListCoding``): a changed bin
+            // was its row plus rows of a second B-tree, two pages or more, and with 10,000 users a
+            // replayed event rewrote a page of each. The view `bin_songs` keeps the memberships
+            // readable as rows. What the foreign key and the CHECKs of the old table guarded (a known
+            // track, counts ≥ 0, a song at most once per bin) the engine guarantees when it adds a
+            // song, and ``Store/check()`` verifies.
+            try db.execute(sql: "ALTER TABLE bins ADD COLUMN songs TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(songs))")
+            let members = try RawStatement(db, "SELECT bin_id, song_id, likes, dislikes FROM bin_songs ORDER BY bin_id, position, song_id")
+            let update = try RawStatement(db, "UPDATE bins SET songs = ? WHERE id = ?")
+            var bin: Int64?
+            var songs: [BinSong] = []
+            func flush() throws {
+                guard let bin, !songs.isEmpty else { return }
+                try update.bind(1, utf8: SongListCoding.encode(songs))
+                try update.bind(2, bin)
+                try update.execute()
+            }
+            while try members.step() {
+                let id = members.int64(0)
+                if id != bin {
+                    try flush()
+                    bin = id
+                    songs.removeAll(keepingCapacity: true)
+                }
+                songs.append(BinSong(trackId: members.text(1), likes: members.int(2), dislikes: members.int(3)))
+            }
+            try flush()
+            try db.execute(sql: """
+                DROP TABLE bin_songs;
+                CREATE VIEW bin_songs AS
+                    SELECT b.id AS bin_id, CAST(j.key AS INTEGER) AS position, json_extract(j.value, '$[0]') AS song_id,
+                           json_extract(j.value, '$[1]') AS likes, json_extract(j.value, '$[2]') AS dislikes
+                    FROM bins b, json_each(b.songs) j;
+                """)
         }
         return m
     }

@@ -42,13 +42,15 @@ extension Store {
         }
         guard !parts.isEmpty else { return [:] }
 
-        // Bins in (user, number) order; the bin's row id → where it went.
-        var binAt: [Int64: (Partial, Int)] = [:]
+        // Bins in (user, number) order, each with its songs (``SongListCoding``). Track ids repeat
+        // across users: one string per distinct id, shared, found by its hash.
+        var interned: [UInt64: String] = [:]
         let b = try RawStatement(db, """
-            SELECT user_id, id, number, label, layout_version, centroid, spread, observed, observations, prior, created_at, updated_at
+            SELECT user_id, id, number, label, layout_version, centroid, spread, observed, observations, prior, created_at, updated_at, songs
             FROM bins WHERE user_id IN \(wanted) ORDER BY user_id, number
             """, text: ids)
         var lastUser = "", lastPart: Partial?
+        var songs: [BinSong] = []
         while try b.step() {
             let userBytes = b.bytes(0)
             if lastPart == nil || !Self.equal(lastUser, userBytes) {
@@ -60,47 +62,24 @@ extension Store {
             guard version == FeatureLayout.version else {
                 throw StoreError.layoutMismatch(table: "bins", found: version, expected: FeatureLayout.version)
             }
-            binAt[b.int64(1)] = (p, p.bins.count)
-            p.bins.append(Bin(
-                number: b.int(2), label: b.text(3),
-                centroid: b.floats(5), spread: b.floats(6), observed: b.floats(7),
-                observations: b.int(8), songs: [], prior: b.optionalText(9),
-                createdAt: Date(timeIntervalSince1970: b.double(10)), updatedAt: Date(timeIntervalSince1970: b.double(11))))
-        }
-        if !binAt.isEmpty {
-            // Members in (bin, position) order: rows come in (bin, song) order, sorted by position per bin.
-            // Track ids repeat across users: one string per distinct id, shared, found by its hash.
-            var interned: [UInt64: String] = [:]
-            var current: Int64?
-            var rows: [(position: Int, song: BinSong)] = []
-            func flush() {
-                guard let bin = current, let (p, i) = binAt[bin] else { return }
-                rows.sort { ($0.position, $0.song.trackId) < ($1.position, $1.song.trackId) }
-                p.bins[i].songs = rows.map(\.song)
-            }
-            let s = try RawStatement(db, """
-                SELECT bin_id, position, song_id, likes, dislikes FROM bin_songs
-                WHERE bin_id IN (SELECT id FROM bins WHERE user_id IN \(wanted)) ORDER BY bin_id
-                """, text: ids)
-            while try s.step() {
-                let bin = s.int64(0)
-                if bin != current {
-                    flush()
-                    current = bin
-                    rows.removeAll(keepingCapacity: true)
-                }
-                let raw = s.bytes(2)
+            songs.removeAll(keepingCapacity: true)
+            let ok = SongListCoding.decode(b.bytes(12)) { raw, likes, dislikes in
                 let key = StableHash.fnv1a(bytes: raw)
                 let id: String
                 if let known = interned[key], Self.equal(known, raw) {
                     id = known
                 } else {
-                    id = s.text(2)
+                    id = String(decoding: raw, as: UTF8.self)
                     if interned[key] == nil { interned[key] = id }
                 }
-                rows.append((s.int(1), BinSong(trackId: id, key: TrackKey(hash: key), likes: s.int(3), dislikes: s.int(4))))
+                songs.append(BinSong(trackId: id, key: TrackKey(hash: key), likes: likes, dislikes: dislikes))
             }
-            flush()
+            guard ok else { throw StoreError.corrupt(table: "bins", column: "songs", row: b.int64(1), expected: SongListCoding.expected) }
+            p.bins.append(Bin(
+                number: b.int(2), label: b.text(3),
+                centroid: b.floats(5), spread: b.floats(6), observed: b.floats(7),
+                observations: b.int(8), songs: songs, prior: b.optionalText(9),
+                createdAt: Date(timeIntervalSince1970: b.double(10)), updatedAt: Date(timeIntervalSince1970: b.double(11))))
         }
         let w = try RawStatement(db, "SELECT user_id, layout_version, vector FROM weights WHERE user_id IN \(wanted)", text: ids)
         while try w.step() {

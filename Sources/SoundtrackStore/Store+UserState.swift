@@ -13,33 +13,20 @@ extension Store {
             throw InputError(path: "user", expected: "a known user (add one with `soundtrack users add`)", got: "'\(user)'")
         }
         var bins: [Bin] = []
-        var rowToIndex: [Int64: Int] = [:]
         let binRows = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM bins WHERE user_id = ? ORDER BY number"), arguments: [user])
         for r in binRows {
             let version: Int = r["layout_version"]
             guard version == FeatureLayout.version else {
                 throw StoreError.layoutMismatch(table: "bins", found: version, expected: FeatureLayout.version)
             }
-            let id: Int64 = r["id"]
-            rowToIndex[id] = bins.count
+            let text: String = r["songs"]
             bins.append(Bin(
                 number: r["number"], label: r["label"],
                 centroid: VectorCoding.decode(r["centroid"]), spread: VectorCoding.decode(r["spread"]),
-                observed: VectorCoding.decode(r["observed"]), observations: r["observations"], songs: [],
+                observed: VectorCoding.decode(r["observed"]), observations: r["observations"],
+                songs: try Self.decodeSongs(text, bin: r["id"]),
                 prior: r["prior"], createdAt: Date(timeIntervalSince1970: r["created_at"]),
                 updatedAt: Date(timeIntervalSince1970: r["updated_at"])))
-        }
-        if !bins.isEmpty {
-            let songs = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT s.bin_id, s.song_id, s.likes, s.dislikes FROM bin_songs s JOIN bins b ON b.id = s.bin_id
-                WHERE b.user_id = ? ORDER BY s.bin_id, s.position
-                """), arguments: [user])
-            for s in songs {
-                let binId: Int64 = s["bin_id"]
-                if let i = rowToIndex[binId] {
-                    bins[i].songs.append(BinSong(trackId: s["song_id"], likes: s["likes"], dislikes: s["dislikes"]))
-                }
-            }
         }
         var weights = defaults
         if let w = try Row.fetchOne(db.cachedStatement(sql: "SELECT layout_version, vector FROM weights WHERE user_id = ?"), arguments: [user]) {
@@ -80,26 +67,30 @@ extension Store {
             try stmt.execute()
         }
         let changes = state.changes
-        // The row ids of the user's bins (one index range read): bins and memberships are then
-        // written by row id, without an index probe per row.
+        // The row ids of the user's bins (one index range read): bins are then written by row id,
+        // without an index probe per row.
         var binIds: [Int: Int64] = [:]
         if !changes.bins.isEmpty || !changes.songs.isEmpty {
             let ids = try RawStatement(db, cached: "SELECT number, id FROM bins WHERE user_id = ?")
             try ids.bind(1, user)
             while try ids.step() { binIds[ids.int(0)] = ids.int64(1) }
         }
+        // A bin's songs are part of its row (``SongListCoding``): a bin whose vectors changed is
+        // written whole, one whose songs alone changed gets its songs.
+        var songsOnly = Set(changes.songs.map(\.bin))
         if !changes.bins.isEmpty {
             // Bound through SQLite's C API (``RawStatement``): replay writes thousands of bins per block.
             let update = try RawStatement(db, cached: """
-                UPDATE bins SET label = ?, centroid = ?, spread = ?, observed = ?, observations = ?, updated_at = ?
+                UPDATE bins SET label = ?, centroid = ?, spread = ?, observed = ?, observations = ?, updated_at = ?, songs = ?
                 WHERE id = ?
                 """)
             let insert = try RawStatement(db, cached: """
-                INSERT INTO bins (user_id, number, label, layout_version, centroid, spread, observed, observations, prior, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO bins (user_id, number, label, layout_version, centroid, spread, observed, observations, prior, created_at, updated_at, songs)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for number in changes.bins.sorted() {
                 guard let i = state.binIndex(number: number) else { continue }
+                songsOnly.remove(number)
                 let b = state.bins[i]
                 if let id = binIds[number] {
                     try update.bind(1, b.label)
@@ -108,7 +99,8 @@ extension Store {
                     try update.bind(4, floats: b.observed)
                     try update.bind(5, b.observations)
                     try update.bind(6, b.updatedAt.timeIntervalSince1970)
-                    try update.bind(7, id)
+                    try update.bind(7, utf8: SongListCoding.encode(b.songs))
+                    try update.bind(8, id)
                     try update.execute()
                 } else {
                     try insert.bind(1, user)
@@ -122,27 +114,18 @@ extension Store {
                     try insert.bind(9, b.prior)
                     try insert.bind(10, b.createdAt.timeIntervalSince1970)
                     try insert.bind(11, b.updatedAt.timeIntervalSince1970)
+                    try insert.bind(12, utf8: SongListCoding.encode(b.songs))
                     try insert.execute()
                     binIds[number] = Int64(sqlite3_last_insert_rowid(db.sqliteConnection))
                 }
             }
         }
-        if !changes.songs.isEmpty {
-            let stmt = try RawStatement(db, cached: """
-                INSERT INTO bin_songs (bin_id, song_id, position, likes, dislikes)
-                VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT(bin_id, song_id) DO UPDATE SET likes = excluded.likes, dislikes = excluded.dislikes
-                """)
-            for key in changes.songs.sorted(by: { ($0.bin, $0.track) < ($1.bin, $1.track) }) {
-                guard let i = state.binIndex(number: key.bin), let s = state.bins[i].songIndex(key.track),
-                    let binId = binIds[key.bin]
-                else { continue }
-                let song = state.bins[i].songs[s]
-                try stmt.bind(1, binId)
-                try stmt.bind(2, song.trackId)
-                try stmt.bind(3, s)
-                try stmt.bind(4, song.likes)
-                try stmt.bind(5, song.dislikes)
+        if !songsOnly.isEmpty {
+            let stmt = try RawStatement(db, cached: "UPDATE bins SET songs = ? WHERE id = ?")
+            for number in songsOnly.sorted() {
+                guard let i = state.binIndex(number: number), let id = binIds[number] else { continue }
+                try stmt.bind(1, utf8: SongListCoding.encode(state.bins[i].songs))
+                try stmt.bind(2, id)
                 try stmt.execute()
             }
         }
@@ -287,12 +270,32 @@ extension Store {
 public enum StoreError: Error, CustomStringConvertible, Sendable {
     /// A stored vector was written with another feature layout.
     case layoutMismatch(table: String, found: Int, expected: Int)
+    /// A stored value is not what the column must hold (a row edited outside the engine).
+    case corrupt(table: String, column: String, row: Int64, expected: String)
 
     public var description: String {
         switch self {
         case let .layoutMismatch(table, found, expected):
             return "\(table): stored feature layout v\(found), this engine reads v\(expected) (a migration is needed)"
+        case let .corrupt(table, column, row, expected):
+            return "\(table).\(column) of row \(row): expected \(expected)"
         }
+    }
+}
+
+extension Store {
+    /// A bin's songs from the text of its `songs` column.
+    /// - Throws: ``StoreError/corrupt(table:column:row:expected:)`` when the text is not a song list.
+    static func decodeSongs(_ text: String, bin: Int64) throws -> [BinSong] {
+        var text = text
+        var songs: [BinSong] = []
+        let ok = text.withUTF8 { utf8 in
+            SongListCoding.decode(UnsafeRawBufferPointer(utf8)) { id, likes, dislikes in
+                songs.append(BinSong(trackId: String(decoding: id, as: UTF8.self), likes: likes, dislikes: dislikes))
+            }
+        }
+        guard ok else { throw StoreError.corrupt(table: "bins", column: "songs", row: bin, expected: SongListCoding.expected) }
+        return songs
     }
 }
 

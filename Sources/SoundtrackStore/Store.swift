@@ -147,13 +147,39 @@ public final class Store: Sendable {
         }
     }
 
-    /// Runs SQLite's integrity and foreign-key checks; returns the problems found (empty when sound).
+    /// Runs SQLite's integrity and foreign-key checks and checks every bin's song list; returns the
+    /// problems found (empty when sound).
     public func check() throws -> [String] {
         try writer.read { db in
             var problems = try String.fetchAll(db, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
             let fk = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check")
             problems += fk.map { "foreign key: \($0)" }
+            problems += try Self.checkSongLists(db)
             return problems
         }
+    }
+
+    /// What a foreign key and CHECKs guarded before memberships moved into `bins.songs`: each list
+    /// reads, holds each track once, and only tracks of the catalog.
+    static func checkSongLists(_ db: Database) throws -> [String] {
+        var catalog = Set<String>()
+        let tracks = try RawStatement(db, "SELECT id FROM songs")
+        while try tracks.step() { catalog.insert(tracks.text(0)) }
+        var problems: [String] = []
+        let bins = try RawStatement(db, "SELECT id, songs FROM bins ORDER BY id")
+        while try bins.step() {
+            let row = bins.int64(0)
+            var seen = Set<String>()
+            var repeated: [String] = [], unknown: [String] = []
+            let ok = SongListCoding.decode(bins.bytes(1)) { raw, _, _ in
+                let id = String(decoding: raw, as: UTF8.self)
+                if !seen.insert(id).inserted { repeated.append(id) }
+                if !catalog.contains(id) { unknown.append(id) }
+            }
+            if !ok { problems.append("bins.songs of row \(row): expected \(SongListCoding.expected)") }
+            problems += repeated.map { "bins.songs of row \(row): track '\($0)' more than once" }
+            problems += unknown.map { "bins.songs of row \(row): track '\($0)' is not in the catalog" }
+        }
+        return problems
     }
 }

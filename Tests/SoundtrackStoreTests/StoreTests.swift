@@ -205,23 +205,42 @@ struct StoreTests {
         try service.store.writer.write { db in
             let bin = try Int64.fetchOne(db, sql: "SELECT id FROM bins LIMIT 1")!
             let song = try String.fetchOne(db, sql: "SELECT song_id FROM bin_songs WHERE bin_id = ? LIMIT 1", arguments: [bin])!
-            // A song is in a bin at most once.
+            // A bin's songs are JSON text.
             #expect(throws: DatabaseError.self) {
-                try db.execute(sql: "INSERT INTO bin_songs (bin_id, song_id, position) VALUES (?, ?, 99)", arguments: [bin, song])
-            }
-            #expect(throws: DatabaseError.self) {
-                try db.execute(sql: "UPDATE bin_songs SET likes = -1 WHERE bin_id = ?", arguments: [bin])
+                try db.execute(sql: "UPDATE bins SET songs = '[[\"t\",1,0]' WHERE id = ?", arguments: [bin])
             }
             #expect(throws: DatabaseError.self) {
                 try db.execute(sql: "INSERT INTO feedback (id, user_id, at, track_id, signal, bin_number, applied_seq) VALUES ('x', 'u-1', 0, ?, 'love', 1, 1)", arguments: [song])
             }
             #expect(throws: DatabaseError.self) {
-                try db.execute(sql: "INSERT INTO bin_songs (bin_id, song_id, position) VALUES (?, 'no-such-song', 0)", arguments: [bin])
-            }
-            #expect(throws: DatabaseError.self) {
                 try db.execute(sql: "INSERT INTO bins (user_id, number, label, layout_version, centroid, spread, observed, observations, created_at, updated_at) VALUES ('ghost', 1, '', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0)")
             }
         }
+    }
+
+    @Test("check() finds song lists that break what the engine keeps: unreadable, a track twice, a track not in the catalog")
+    func songListsChecked() throws {
+        let service = try Self.service(.memory)
+        try service.store.addUser(id: "u-1", at: Date())
+        _ = try service.pick(Self.snapshot("gym", "2026-03-11T09:00:00+01:00"))
+        #expect(try service.store.check() == [])
+        let (bin, song) = try service.store.writer.read { db in
+            let bin = try Int64.fetchOne(db, sql: "SELECT id FROM bins LIMIT 1")!
+            return (bin, try String.fetchOne(db, sql: "SELECT song_id FROM bin_songs WHERE bin_id = ? LIMIT 1", arguments: [bin])!)
+        }
+        for (text, problem) in [
+            ("[[\"\(song)\",1,0],[\"\(song)\",0,2]]", "bins.songs of row \(bin): track '\(song)' more than once"),
+            ("[[\"no-such-song\",1,0]]", "bins.songs of row \(bin): track 'no-such-song' is not in the catalog"),
+            ("[[\"\(song)\",-1,0]]", "bins.songs of row \(bin): expected \(SongListCoding.expected)"),
+            ("{\"a\":1}", "bins.songs of row \(bin): expected \(SongListCoding.expected)"),
+        ] {
+            try service.store.writer.write { db in try db.execute(sql: "UPDATE bins SET songs = ? WHERE id = ?", arguments: [text, bin]) }
+            #expect(try service.store.check() == [problem], "\(text)")
+        }
+        // A bin that cannot be read stops the load with the row named, rather than losing its songs.
+        let user = try service.store.writer.read { db in try String.fetchOne(db, sql: "SELECT user_id FROM bins WHERE id = ?", arguments: [bin])! }
+        #expect(throws: StoreError.self) { try service.store.loadCachedStates(users: [user], defaults: []) }
+        #expect(throws: StoreError.self) { try service.store.writer.read { db in try Store.loadState(db, user: user, defaults: []) } }
     }
 
     @Test("Opening a database twice migrates once and keeps the data")
@@ -290,7 +309,7 @@ struct StoreTests {
                 INSERT INTO bin_songs (bin_id, song_id, position, likes, dislikes) VALUES (5, 't-1', 0, 2, 1), (5, 't-2', 1, 0, 3);
                 """)
         }
-        try Schema.migrator.migrate(queue)
+        try Schema.migrator.migrate(queue, upTo: "v5")
         try queue.write { db in
             #expect(try Int.fetchOne(db, sql: indexExists) == 0)
             let rows = try Row.fetchAll(db, sql: "SELECT song_id, position, likes, dislikes FROM bin_songs ORDER BY position")
@@ -306,6 +325,68 @@ struct StoreTests {
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM bin_songs") == 2)
             try db.execute(sql: "DELETE FROM users WHERE id = 'u-1'")
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM bin_songs") == 0)
+        }
+    }
+
+    @Test("Migration v6 moves each bin's memberships into its row in position order; the view lists them as before")
+    func songsMovedIntoBins() throws {
+        let queue = try DatabaseQueue()
+        try Schema.migrator.migrate(queue, upTo: "v5")
+        let before = """
+            SELECT bin_id, position, song_id, likes, dislikes FROM bin_songs ORDER BY bin_id, position
+            """
+        var rows: [Row] = []
+        try queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO users (id, created_at) VALUES ('u-1', '2026-01-01T00:00:00Z');
+                INSERT INTO songs (id, title, artist) VALUES ('t-1', 'T', 'A'), ('t-2', 'U', 'B'), ('t"3', 'V', 'C');
+                INSERT INTO bins (id, user_id, number, label, layout_version, centroid, spread, observed, observations, created_at, updated_at)
+                    VALUES (5, 'u-1', 1, 'gym', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0),
+                           (6, 'u-1', 2, 'car', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0),
+                           (7, 'u-1', 3, 'new', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0);
+                INSERT INTO bin_songs (bin_id, song_id, position, likes, dislikes)
+                    VALUES (5, 't-2', 0, 2, 1), (5, 't-1', 1, 0, 3), (5, 't"3', 2, 7, 0), (6, 't-1', 0, 1, 0);
+                """)
+            rows = try Row.fetchAll(db, sql: before)
+        }
+        try Schema.migrator.migrate(queue, upTo: "v6")
+        try queue.write { db in
+            #expect(try String.fetchOne(db, sql: "SELECT type FROM sqlite_master WHERE name = 'bin_songs'") == "view")
+            #expect(try String.fetchAll(db, sql: "SELECT songs FROM bins ORDER BY id") == [
+                #"[["t-2",2,1],["t-1",0,3],["t\"3",7,0]]"#, #"[["t-1",1,0]]"#, "[]",
+            ])
+            #expect(try Row.fetchAll(db, sql: before) == rows)
+            // The column holds JSON, and a bin's songs go with it.
+            #expect(throws: DatabaseError.self) { try db.execute(sql: "UPDATE bins SET songs = 'oops' WHERE id = 5") }
+            try db.execute(sql: "DELETE FROM users WHERE id = 'u-1'")
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM bin_songs") == 0)
+        }
+    }
+
+    @Test("Song lists read back as written, escapes and all; other JSON is read too, anything else refused")
+    func songListCoding() throws {
+        let songs = [
+            BinSong(trackId: "spotify:track:4ly1QBXEwYoDmje9rmEgC4", likes: 2, dislikes: 0),
+            BinSong(trackId: "local:\"quoted\" \\ back é", likes: 0, dislikes: 12),
+            BinSong(trackId: "x", likes: 1_000_000_000_000, dislikes: 0),
+        ]
+        func decode(_ text: String) -> [BinSong]? {
+            var out: [BinSong] = []
+            let ok = Array(text.utf8).withUnsafeBytes { raw in
+                SongListCoding.decode(raw) { id, likes, dislikes in
+                    out.append(BinSong(trackId: String(decoding: id, as: UTF8.self), likes: likes, dislikes: dislikes))
+                }
+            }
+            return ok ? out : nil
+        }
+        let text = String(decoding: SongListCoding.encode(songs), as: UTF8.self)
+        #expect(decode(text) == songs)
+        #expect(decode(String(decoding: SongListCoding.encode([]), as: UTF8.self)) == [])
+        #expect(decode(" [ [\"a\" , 1, 2] ] ") == [BinSong(trackId: "a", likes: 1, dislikes: 2)])
+        #expect(decode(#"[["a",1,2],["b",3,4]]"#) == [BinSong(trackId: "a", likes: 1, dislikes: 2), BinSong(trackId: "b", likes: 3, dislikes: 4)])
+        for bad in ["", "[", "{}", #"[["a",1]]"#, #"[["a",1,2,3]]"#, #"[["a",-1,2]]"#, #"[["a",1.5,2]]"#, #"[[1,1,2]]"#,
+                    #"[["a",1,2]"#, #"[["a",1,2]],"#, #"[["a",01,2]]"#, "null"] {
+            #expect(decode(bad) == nil, "\(bad)")
         }
     }
 
