@@ -17,20 +17,63 @@ enum SongListCoding {
     /// The text of a bin's songs (compact JSON: no spaces).
     static func encode(_ songs: [BinSong]) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(2 + songs.reduce(0) { $0 + $1.trackId.utf8.count + 12 })
+        encode(songs, into: &out)
+        return out
+    }
+
+    /// Writes the text of a bin's songs into `out`, replacing its contents (a writer reuses one
+    /// buffer for every bin it writes).
+    static func encode(_ songs: [BinSong], into out: inout [UInt8]) {
+        out.removeAll(keepingCapacity: true)
+        // Upper bound: each id escaped in full (6 bytes a byte), quotes, brackets, commas, two counts.
+        var bound = 2
+        for s in songs { bound += s.trackId.utf8.count * 6 + 48 }
+        out.reserveCapacity(bound)
         out.append(UInt8(ascii: "["))
         for (k, s) in songs.enumerated() {
             if k > 0 { out.append(UInt8(ascii: ",")) }
             out.append(UInt8(ascii: "["))
-            JSONValue.writeString(s.trackId, into: &out)
+            var id = s.trackId
+            let plain = id.withUTF8 { u in
+                u.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+            }
+            if plain {
+                out.append(UInt8(ascii: "\""))
+                id.withUTF8 { out.append(contentsOf: $0) }
+                out.append(UInt8(ascii: "\""))
+            } else {
+                JSONValue.writeString(id, into: &out)
+            }
             out.append(UInt8(ascii: ","))
-            out.append(contentsOf: String(s.likes).utf8)
+            appendCount(s.likes, to: &out)
             out.append(UInt8(ascii: ","))
-            out.append(contentsOf: String(s.dislikes).utf8)
+            appendCount(s.dislikes, to: &out)
             out.append(UInt8(ascii: "]"))
         }
         out.append(UInt8(ascii: "]"))
-        return out
+    }
+
+    /// Appends a count's decimal digits. Counts are never negative; one that were would be written
+    /// as it is, and refused by the reader and by ``Store/check()``, not hidden.
+    private static func appendCount(_ v: Int, to out: inout [UInt8]) {
+        if v < 0 { out.append(UInt8(ascii: "-")) }
+        var v = v.magnitude
+        if v < 10 {
+            out.append(0x30 + UInt8(v))
+            return
+        }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var n = 0
+            while v > 0 {
+                digits[n] = 0x30 + UInt8(v % 10)
+                v /= 10
+                n += 1
+            }
+            while n > 0 {
+                n -= 1
+                out.append(digits[n])
+            }
+        }
     }
 
     /// What the column must hold, for errors.

@@ -78,6 +78,7 @@ extension Store {
         // A bin's songs are part of its row (``SongListCoding``): a bin whose vectors changed is
         // written whole, one whose songs alone changed gets its songs.
         var songsOnly = Set(changes.songs.map(\.bin))
+        var songText: [UInt8] = []
         if !changes.bins.isEmpty {
             // Bound through SQLite's C API (``RawStatement``): replay writes thousands of bins per block.
             let update = try RawStatement(db, cached: """
@@ -99,7 +100,8 @@ extension Store {
                     try update.bind(4, floats: b.observed)
                     try update.bind(5, b.observations)
                     try update.bind(6, b.updatedAt.timeIntervalSince1970)
-                    try update.bind(7, utf8: SongListCoding.encode(b.songs))
+                    SongListCoding.encode(b.songs, into: &songText)
+                    try update.bind(7, utf8: songText)
                     try update.bind(8, id)
                     try update.execute()
                 } else {
@@ -114,7 +116,8 @@ extension Store {
                     try insert.bind(9, b.prior)
                     try insert.bind(10, b.createdAt.timeIntervalSince1970)
                     try insert.bind(11, b.updatedAt.timeIntervalSince1970)
-                    try insert.bind(12, utf8: SongListCoding.encode(b.songs))
+                    SongListCoding.encode(b.songs, into: &songText)
+                    try insert.bind(12, utf8: songText)
                     try insert.execute()
                     binIds[number] = Int64(sqlite3_last_insert_rowid(db.sqliteConnection))
                 }
@@ -124,7 +127,8 @@ extension Store {
             let stmt = try RawStatement(db, cached: "UPDATE bins SET songs = ? WHERE id = ?")
             for number in songsOnly.sorted() {
                 guard let i = state.binIndex(number: number), let id = binIds[number] else { continue }
-                try stmt.bind(1, utf8: SongListCoding.encode(state.bins[i].songs))
+                SongListCoding.encode(state.bins[i].songs, into: &songText)
+                try stmt.bind(1, utf8: songText)
                 try stmt.bind(2, id)
                 try stmt.execute()
             }
