@@ -36,7 +36,7 @@ public enum BenchPopulation {
                 recentTracks: [], pickCounter: 0, nextBinNumber: m.nextBinNumber)
             for b in s.bins {
                 s.changes.bins.insert(b.number)
-                for song in b.songs { s.changes.songs.insert(.init(bin: b.number, track: song.trackId)) }
+                s.changes.songs.insert(b.number)
             }
             s.changes.weights = true
             s.changes.places = true

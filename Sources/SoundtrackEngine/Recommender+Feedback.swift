@@ -76,14 +76,14 @@ extension Recommender {
                 state.bins[binIndex].songs.append(BinSong(trackId: event.track, likes: 1))
                 outcome.joinedBin = true
             }
-            state.changes.songs.insert(.init(bin: number, track: event.track))
+            state.changes.songs.insert(number)
             learnWeights(x, binIndex: binIndex, positive: true, state: &state)
             pull(binIndex: binIndex, toward: x, at: at, state: &state)
             state.session.dislikeStreak = 0
         } else {
             if let s = state.bins[binIndex].songIndex(event.track) {
                 state.bins[binIndex].songs[s].dislikes += 1
-                state.changes.songs.insert(.init(bin: number, track: event.track))
+                state.changes.songs.insert(number)
             }
             learnWeights(x, binIndex: binIndex, positive: false, state: &state)
             state.session.dislikeStreak += 1

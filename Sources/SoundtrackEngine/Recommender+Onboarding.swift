@@ -46,10 +46,10 @@ extension Recommender {
             } else {
                 state.bins[i].songs.append(BinSong(trackId: song, likes: 1))
             }
-            state.changes.songs.insert(.init(bin: number, track: song))
+            state.changes.songs.insert(number)
             for id in fill where state.bins[i].songIndex(id) == nil {
                 state.bins[i].songs.append(BinSong(trackId: id))
-                state.changes.songs.insert(.init(bin: number, track: id))
+                state.changes.songs.insert(number)
             }
             pull(binIndex: i, toward: x, at: at, state: &state)
         } else {

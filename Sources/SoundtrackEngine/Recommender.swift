@@ -209,7 +209,7 @@ public struct Recommender: Sendable {
             observations: 1, songs: songs, prior: matched.name, createdAt: at, updatedAt: at)
         state.bins.append(bin)
         state.changes.bins.insert(number)
-        for s in songs { state.changes.songs.insert(.init(bin: number, track: s.trackId)) }
+        if !songs.isEmpty { state.changes.songs.insert(number) }
         return state.bins.count - 1
     }
 
@@ -231,7 +231,7 @@ public struct Recommender: Sendable {
             let number = state.bins[binIndex].number
             for id in refill where state.bins[binIndex].songIndex(id) == nil {
                 state.bins[binIndex].songs.append(BinSong(trackId: id))
-                state.changes.songs.insert(.init(bin: number, track: id))
+                state.changes.songs.insert(number)
             }
             ids += refill.prefix(count - ids.count)
         }

@@ -102,8 +102,9 @@ public struct UserState: Sendable {
     public struct Changes: Sendable, Equatable {
         /// Bins whose vectors, label or counts changed, or that are new, by number.
         public var bins: Set<Int> = []
-        /// Bin–song memberships added or changed: (bin number, track id).
-        public var songs: Set<SongKey> = []
+        /// Bins whose songs changed (a song joined, or its like or dislike count changed), by number:
+        /// the store writes a bin's songs with the bin (``Bin/songs``), so it needs no more.
+        public var songs: Set<Int> = []
         /// The weights changed.
         public var weights = false
         /// The place book changed.
@@ -115,19 +116,6 @@ public struct UserState: Sendable {
 
         /// Creates an empty change set.
         public init() {}
-    }
-
-    /// A bin–song membership key.
-    public struct SongKey: Sendable, Hashable {
-        /// The bin number.
-        public var bin: Int
-        /// The track id.
-        public var track: String
-        /// Creates a key.
-        public init(bin: Int, track: String) {
-            self.bin = bin
-            self.track = track
-        }
     }
 }
 

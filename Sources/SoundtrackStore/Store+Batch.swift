@@ -48,7 +48,7 @@ extension UserState {
     /// change to the live state does not copy them.
     public var pendingPart: UserState {
         var numbers = changes.bins
-        for key in changes.songs { numbers.insert(key.bin) }
+        numbers.formUnion(changes.songs)
         // A copy shares the small parts (weights, places, session, recent tracks and their keys,
         // which a fresh state would hash again); the bins and the scoring rows are replaced.
         var part = self
@@ -167,7 +167,7 @@ extension Store {
         c.counters = c.counters || new.changes.counters
         var merged = new
         var carried = old.changes.bins
-        for key in old.changes.songs { carried.insert(key.bin) }
+        carried.formUnion(old.changes.songs)
         for number in carried where merged.binIndex(number: number) == nil {
             if let i = old.binIndex(number: number) { merged.bins.append(old.bins[i]) }
         }

@@ -77,7 +77,7 @@ extension Store {
         }
         // A bin's songs are part of its row (``SongListCoding``): a bin whose vectors changed is
         // written whole, one whose songs alone changed gets its songs.
-        var songsOnly = Set(changes.songs.map(\.bin))
+        var songsOnly = changes.songs
         var songText: [UInt8] = []
         if !changes.bins.isEmpty {
             // Bound through SQLite's C API (``RawStatement``): replay writes thousands of bins per block.
@@ -310,7 +310,7 @@ extension Store {
         var state = state
         for b in state.bins {
             state.changes.bins.insert(b.number)
-            for s in b.songs { state.changes.songs.insert(.init(bin: b.number, track: s.trackId)) }
+            state.changes.songs.insert(b.number)
         }
         state.changes.weights = true
         state.changes.places = true
