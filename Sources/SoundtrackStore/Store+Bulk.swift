@@ -116,8 +116,11 @@ extension Store {
                 try db.cachedStatement(sql: "INSERT INTO user_settings (user_id) VALUES (?)").execute(arguments: [user])
             }
             for var s in bulk.states { try Self.saveState(db, &s) }
-            for f in bulk.feedback {
-                try Self.insertFeedback(db, f.event, outcome: f.outcome, seq: f.seq, keepSnapshot: f.keepSnapshot)
+            if !bulk.feedback.isEmpty {
+                let insert = try Self.feedbackInsert(db)
+                for f in bulk.feedback {
+                    try Self.insertFeedback(insert, f.event, outcome: f.outcome, seq: f.seq, keepSnapshot: f.keepSnapshot)
+                }
             }
             for p in bulk.picks { try Self.insertPick(db, p.record, seq: p.seq) }
         }

@@ -191,10 +191,20 @@ extension Store {
     /// Inserts a feedback row: what the event did (`outcome`), its `applied_seq`, and the event's
     /// snapshot when the user keeps raw snapshots. The one feedback INSERT of every write path.
     static func insertFeedback(_ db: Database, _ e: FeedbackEvent, outcome: FeedbackOutcome, seq: Int64, keepSnapshot: Bool) throws {
-        let stmt = try RawStatement(db, cached: """
+        try insertFeedback(feedbackInsert(db), e, outcome: outcome, seq: seq, keepSnapshot: keepSnapshot)
+    }
+
+    /// The statement ``insertFeedback(_:_:outcome:seq:keepSnapshot:)`` runs, for a writer that
+    /// inserts many rows with one statement (looked up in the cache once, not once a row).
+    static func feedbackInsert(_ db: Database) throws -> RawStatement {
+        try RawStatement(db, cached: """
             INSERT INTO feedback (id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
+    }
+
+    /// Inserts a feedback row with the statement of ``feedbackInsert(_:)``.
+    static func insertFeedback(_ stmt: RawStatement, _ e: FeedbackEvent, outcome: FeedbackOutcome, seq: Int64, keepSnapshot: Bool) throws {
         try stmt.bind(1, e.id)
         try stmt.bind(2, e.user)
         try stmt.bind(3, e.at.date.timeIntervalSince1970)
