@@ -33,47 +33,16 @@ enum SongListCoding {
         for (k, s) in songs.enumerated() {
             if k > 0 { out.append(UInt8(ascii: ",")) }
             out.append(UInt8(ascii: "["))
-            var id = s.trackId
-            let plain = id.withUTF8 { u in
-                u.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
-            }
-            if plain {
-                out.append(UInt8(ascii: "\""))
-                id.withUTF8 { out.append(contentsOf: $0) }
-                out.append(UInt8(ascii: "\""))
-            } else {
-                JSONValue.writeString(id, into: &out)
-            }
+            JSONValue.writeString(s.trackId, into: &out)
             out.append(UInt8(ascii: ","))
-            appendCount(s.likes, to: &out)
+            // Counts are never negative; one that were would be written as it is, and refused by
+            // the reader and by ``Store/check()``, not hidden.
+            JSONValue.writeNumber(Double(s.likes), into: &out)
             out.append(UInt8(ascii: ","))
-            appendCount(s.dislikes, to: &out)
+            JSONValue.writeNumber(Double(s.dislikes), into: &out)
             out.append(UInt8(ascii: "]"))
         }
         out.append(UInt8(ascii: "]"))
-    }
-
-    /// Appends a count's decimal digits. Counts are never negative; one that were would be written
-    /// as it is, and refused by the reader and by ``Store/check()``, not hidden.
-    private static func appendCount(_ v: Int, to out: inout [UInt8]) {
-        if v < 0 { out.append(UInt8(ascii: "-")) }
-        var v = v.magnitude
-        if v < 10 {
-            out.append(0x30 + UInt8(v))
-            return
-        }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var n = 0
-            while v > 0 {
-                digits[n] = 0x30 + UInt8(v % 10)
-                v /= 10
-                n += 1
-            }
-            while n > 0 {
-                n -= 1
-                out.append(digits[n])
-            }
-        }
     }
 
     /// What the column must hold, for errors.
@@ -116,10 +85,10 @@ enum SongListCoding {
     private static func decodeCompact(_ raw: UnsafeRawBufferPointer, _ song: (UnsafeRawBufferPointer, Int, Int) -> Void) -> Bool? {
         let n = raw.count
         guard n >= 2, raw[0] == UInt8(ascii: "["), raw[n - 1] == UInt8(ascii: "]") else { return nil }
+        if n == 2 { return true }
         // Two passes: check, then hand over.
         for handing in [false, true] {
             var i = 1
-            if n == 2 { return true }
             while true {
                 guard i + 1 < n, raw[i] == UInt8(ascii: "["), raw[i + 1] == UInt8(ascii: "\"") else { return nil }
                 let start = i + 2
