@@ -48,6 +48,11 @@ enum SongListCoding {
     /// What the column must hold, for errors.
     static let expected = "a JSON array of [track id, likes, dislikes] with counts ≥ 0"
 
+    /// The error for a bin whose `songs` cannot be read: loads throw it, ``Store/check()`` lists it.
+    static func unreadable(bin: Int64) -> StoreError {
+        .corrupt(table: "bins", column: "songs", row: bin, expected: expected)
+    }
+
     /// Calls `song(id, likes, dislikes)` for each song of the text, in order; `id` is the track
     /// id's UTF-8 bytes, valid during the call only.
     ///

@@ -74,7 +74,7 @@ extension Store {
                 }
                 songs.append(BinSong(trackId: id, key: TrackKey(hash: key), likes: likes, dislikes: dislikes))
             }
-            guard ok else { throw StoreError.corrupt(table: "bins", column: "songs", row: b.int64(1), expected: SongListCoding.expected) }
+            guard ok else { throw SongListCoding.unreadable(bin: b.int64(1)) }
             p.bins.append(Bin(
                 number: b.int(2), label: b.text(3),
                 centroid: b.floats(5), spread: b.floats(6), observed: b.floats(7),

@@ -308,7 +308,7 @@ extension Store {
                 songs.append(BinSong(trackId: String(decoding: id, as: UTF8.self), likes: likes, dislikes: dislikes))
             }
         }
-        guard ok else { throw StoreError.corrupt(table: "bins", column: "songs", row: bin, expected: SongListCoding.expected) }
+        guard ok else { throw SongListCoding.unreadable(bin: bin) }
         return songs
     }
 }

@@ -176,7 +176,7 @@ public final class Store: Sendable {
                 if !seen.insert(id).inserted { repeated.append(id) }
                 if !catalog.contains(id) { unknown.append(id) }
             }
-            if !ok { problems.append("bins.songs of row \(row): expected \(SongListCoding.expected)") }
+            if !ok { problems.append(SongListCoding.unreadable(bin: row).description) }
             problems += repeated.map { "bins.songs of row \(row): track '\($0)' more than once" }
             problems += unknown.map { "bins.songs of row \(row): track '\($0)' is not in the catalog" }
         }
