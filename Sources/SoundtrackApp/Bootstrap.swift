@@ -20,7 +20,7 @@ public struct Models: Sendable {
             priors: ColdStartPriors.decode(Data(BundledModels.priorsJSON.utf8)))
     }
 
-    /// The models in a directory (`thresholds.v1.json`, `weights.v1.json`, `priors.v1.json`).
+    /// The models in a directory (`thresholds.v2.json`, `weights.v2.json`, `priors.v1.json`).
     /// - Throws: ``InputError`` naming the file and field of a malformed model.
     public static func load(directory: URL) throws -> Models {
         func file(_ name: String) throws -> Data {
@@ -37,8 +37,8 @@ public struct Models: Sendable {
             }
         }
         return try Models(
-            thresholds: named("thresholds.v1.json") { d throws(InputError) in try Thresholds.decode(d) },
-            weights: named("weights.v1.json") { d throws(InputError) in try DefaultWeights.decode(d) },
+            thresholds: named("thresholds.v2.json") { d throws(InputError) in try Thresholds.decode(d) },
+            weights: named("weights.v2.json") { d throws(InputError) in try DefaultWeights.decode(d) },
             priors: named("priors.v1.json") { d throws(InputError) in try ColdStartPriors.decode(d) })
     }
 

@@ -11,7 +11,7 @@ public enum DefaultWeights {
     /// The `schema` member of a weights file.
     public static let schema = "soundtrack.weights"
     /// The file version this build reads.
-    public static let supportedVersion = 1
+    public static let supportedVersion = 2
     /// Allowed weights.
     public static let range: ClosedRange<Double> = 0...5
 

@@ -14,7 +14,8 @@ import Foundation
 /// | `movement.speed` | clamp(log1p(v) / log1p(40), 0, 1) | `speed_mps` given |
 /// | `movement.moving` | 1 when v ≥ 0.5 m/s | `speed_mps` given |
 /// | `place.<category>` | one-hot of ``PlaceClassifier`` | a label given |
-/// | `place.h0…h7` | one-hot of fnv1a(place key) % 8 | a label or coordinates given |
+/// | `location.accuracy` | clamp(log10(accuracy_m) / 3, 0, 1) | `accuracy_m` given |
+/// | `place.p0…p7` | one-hot of the place's slot in the user's ``FeatureVocabulary`` | a label or coordinates given |
 /// | `weather.temp` | clamp((t + 20) / 60, 0, 1) | `temp_c` given |
 /// | `weather.wind` | min(w / 20, 1) | `wind_mps` given |
 /// | `weather.clouds`, `humidity` | percent / 100 | each given |
@@ -30,7 +31,7 @@ import Foundation
 /// | `motion.steps_today` | clamp(steps / 15000, 0, 1) | given |
 /// | `audio.<route>` | one-hot | `route` given |
 /// | `audio.volume` | the volume | given |
-/// | `tags.h0…h15` | 1 at fnv1a(lowercased "key=value") % 16 for each tag | at least one tag |
+/// | `tags.t0…t31` | 1 on the slot of each `key=value` in the user's ``FeatureVocabulary``, 0 on the other values of the same key | the key given |
 ///
 /// The place key is `label:<normalised label>` when the snapshot has a place label (one
 /// with letters or digits), else the id of the learned place its coordinates resolve to in
@@ -40,7 +41,8 @@ import Foundation
 ///
 /// ```swift
 /// var places = PlaceBook()
-/// let v = FeatureExtractor().extract(snapshot, places: &places)
+/// var vocabulary = FeatureVocabulary()
+/// let v = FeatureExtractor().extract(snapshot, places: &places, vocabulary: &vocabulary)
 /// v.value("calendar.study")  // 1, or nil when the snapshot had no calendar
 /// ```
 public struct FeatureExtractor: Sendable {
@@ -60,11 +62,13 @@ public struct FeatureExtractor: Sendable {
     ///   - s: a validated snapshot.
     ///   - places: the snapshot's user's learned places; a snapshot with coordinates and no
     ///     place label adds its point to them.
+    ///   - vocabulary: what the user's per-user slots (`place.p*`, `tags.t*`) stand for; a place
+    ///     or tag seen for the first time takes the next free slot.
     /// - Returns: a vector of ``FeatureLayout/dimension`` slots with its presence mask.
-    public func extract(_ s: Snapshot, places: inout PlaceBook) -> FeatureVector {
+    public func extract(_ s: Snapshot, places: inout PlaceBook, vocabulary: inout FeatureVocabulary) -> FeatureVector {
         var v = FeatureVector()
         addTime(s, to: &v)
-        addLocation(s.location, to: &v, places: &places)
+        addLocation(s.location, to: &v, places: &places, vocabulary: &vocabulary)
         if let w = s.weather { addWeather(w, at: s.at, to: &v) }
         if let c = s.calendar { addCalendar(c, at: s.at, to: &v) }
         if let b = s.bluetooth {
@@ -82,64 +86,23 @@ public struct FeatureExtractor: Sendable {
             if let r = a.route { setOneHot(&v, base: Slots.audioRoute, count: FeatureLayout.audioRoutes.count, hot: r.ordinal) }
             if let x = a.volume { v.set(Slots.volume, Float(x)) }
         }
-        if let tags = s.tags, !tags.isEmpty {
-            for k in 0..<FeatureLayout.tagSlots { v.set(Slots.tags + k, 0) }
+        if let tags = s.tags {
+            // A key present makes every known value of that key present (value 0 unless it is the
+            // snapshot's); tags of keys the snapshot does not have stay missing.
             for (key, value) in tags {
-                v.values[Slots.tags + FeatureExtractor.tagSlot(key: key, value: value)] = 1
+                let hot = vocabulary.tagSlot(key: key, value: value, adding: true)
+                vocabulary.forEachTagSlot(key: key) { k in v.set(Slots.tags + k, k == hot ? 1 : 0) }
             }
         }
         return v
     }
 
-    /// The `tags.h*` slot (0..<16) a tag sets: fnv1a of lower-cased `key=value`, modulo 16.
-    ///
-    /// - Parameters:
-    ///   - key: the tag's name.
-    ///   - value: the tag's value.
-    /// - Returns: the offset of the slot within the `tags` group.
-    public static func tagSlot(key: String, value: String) -> Int {
-        let hash: UInt64
-        if let h = asciiLowercasedHash(key, StableHash.fnv1a("")).flatMap({ asciiLowercasedHash("=", $0) })
-            .flatMap({ asciiLowercasedHash(value, $0) }) {
-            hash = h  // the same as hashing the lower-cased text, without building it
-        } else {
-            hash = StableHash.fnv1a("\(key)=\(value)".lowercased())
-        }
-        return Int(hash % UInt64(FeatureLayout.tagSlots))
-    }
-
-    /// FNV-1a of the ASCII-lower-cased bytes of `s` continuing from `seed`; `nil` if `s` is not ASCII.
-    static func asciiLowercasedHash(_ s: String, _ seed: UInt64) -> UInt64? {
-        var h = seed
-        for var b in s.utf8 {
-            guard b < 0x80 else { return nil }
-            if b >= 0x41, b <= 0x5A { b += 0x20 }
-            h ^= UInt64(b)
-            h = h &* 0x100_0000_01b3
-        }
-        return h
-    }
-
-    /// The `place.h*` slot (0..<8) of a place key (`label:library` or a learned place's id).
-    ///
-    /// - Parameter placeKey: the key.
-    /// - Returns: the offset of the slot within the `place_learned` group.
-    public static func placeSlot(_ placeKey: String) -> Int {
-        slot(StableHash.fnv1a(placeKey))
-    }
-
-    static func slot(_ placeHash: UInt64) -> Int {
-        Int(placeHash % UInt64(FeatureLayout.learnedPlaceSlots))
-    }
-
-    /// fnv1a of `label:<tokens joined by spaces>`, without building the string.
-    static func labelHash(_ tokens: [String]) -> UInt64 {
-        var h = StableHash.fnv1a("label:")
-        for (k, t) in tokens.enumerated() {
-            if k > 0 { h = StableHash.fnv1a(" ", seed: h) }
-            h = StableHash.fnv1a(t, seed: h)
-        }
-        return h
+    /// The features of a snapshot seen alone: with an empty place book and vocabulary (tests,
+    /// tools that look at one snapshot without a user's state).
+    public func extract(_ s: Snapshot) -> FeatureVector {
+        var places = PlaceBook()
+        var vocabulary = FeatureVocabulary()
+        return extract(s, places: &places, vocabulary: &vocabulary)
     }
 
     // MARK: Sections
@@ -155,26 +118,32 @@ public struct FeatureExtractor: Sendable {
         v.set(Slots.weekend, weekday >= 5 ? 1 : 0)
     }
 
-    private func addLocation(_ location: Location?, to v: inout FeatureVector, places: inout PlaceBook) {
+    private func addLocation(_ location: Location?, to v: inout FeatureVector, places: inout PlaceBook, vocabulary: inout FeatureVocabulary) {
         guard let location else { return }
         if let speed = location.speedMps {
             v.set(Slots.speed, Float(clamp(log1p(speed) / log1p(40))))
             v.set(Slots.moving, speed >= 0.5 ? 1 : 0)
         }
-        var placeHash: UInt64? = nil
+        if let accuracy = location.accuracyM {
+            // 1 m → 0, 1 km and more → 1: satellite positioning outdoors is a few metres, wifi or
+            // cell positioning indoors tens to hundreds.
+            v.set(Slots.accuracy, Float(clamp(log10(max(accuracy, 1)) / 3)))
+        }
+        var placeKey: String? = nil
         if let label = location.place {
             let tokens = TextNormalizer.tokens(label)
             if !tokens.isEmpty {
                 let category = PlaceClassifier.classify(tokens: tokens)
                 setOneHot(&v, base: Slots.place, count: FeatureLayout.placeCategories.count, hot: category.ordinal)
-                placeHash = FeatureExtractor.labelHash(tokens)
+                placeKey = "label:" + tokens.joined(separator: " ")
             }
         }
-        if placeHash == nil, let lat = location.lat, let lon = location.lon {
-            placeHash = StableHash.fnv1a(places.resolve(lat: lat, lon: lon, radiusMeters: placeRadiusMeters))
+        if placeKey == nil, let lat = location.lat, let lon = location.lon {
+            placeKey = places.resolve(lat: lat, lon: lon, radiusMeters: placeRadiusMeters)
         }
-        if let placeHash {
-            setOneHot(&v, base: Slots.learnedPlace, count: FeatureLayout.learnedPlaceSlots, hot: FeatureExtractor.slot(placeHash))
+        if let placeKey {
+            let hot = vocabulary.placeSlot(placeKey, adding: true)
+            setOneHot(&v, base: Slots.learnedPlace, count: FeatureLayout.learnedPlaceSlots, hot: hot)
         }
     }
 
@@ -239,8 +208,9 @@ enum Slots {
     static let daylight = FeatureLayout.require("time.daylight")
     static let speed = FeatureLayout.require("movement.speed")
     static let moving = FeatureLayout.require("movement.moving")
+    static let accuracy = FeatureLayout.require("location.accuracy")
     static let place = FeatureLayout.require("place.\(FeatureLayout.placeCategories[0])")
-    static let learnedPlace = FeatureLayout.require("place.h0")
+    static let learnedPlace = FeatureLayout.require("place.p0")
     static let temp = FeatureLayout.require("weather.temp")
     static let wind = FeatureLayout.require("weather.wind")
     static let clouds = FeatureLayout.require("weather.clouds")
@@ -257,7 +227,7 @@ enum Slots {
     static let stepsToday = FeatureLayout.require("motion.steps_today")
     static let audioRoute = FeatureLayout.require("audio.\(FeatureLayout.audioRoutes[0])")
     static let volume = FeatureLayout.require("audio.volume")
-    static let tags = FeatureLayout.require("tags.h0")
+    static let tags = FeatureLayout.require("tags.t0")
 
 }
 

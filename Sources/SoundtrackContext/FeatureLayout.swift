@@ -6,17 +6,22 @@
 /// docs/features.md documents every slot.
 public enum FeatureLayout {
     /// The version stored next to every persisted vector.
-    public static let version: Int = 1
+    ///
+    /// Version 2 (this one) replaced the hashed slots of v1 (`place.h0…h7`, `tags.h0…h15`) with
+    /// slots that each user's ``FeatureVocabulary`` assigns to one place or one `key=value` tag on
+    /// first sight, and added `location.accuracy`.
+    public static let version: Int = 2
 
     /// The groups that slots belong to; a group is what a snapshot section turns into.
     public enum Group: String, Sendable, CaseIterable {
-        case time, daylight, movement, place, learnedPlace = "place_learned", weather, calendar,
+        case time, daylight, movement, location, place, learnedPlace = "place_learned", weather, calendar,
              bluetooth, motion, audio, tags
     }
 
     /// Place categories that an app's `location.place` label maps to.
     public static let placeCategories = ["home", "work", "school", "library", "gym", "cafe", "outdoors", "shop", "transit", "other"]
-    /// Number of hashed slots for individual places (labelled or learned from coordinates).
+    /// Number of slots for individual places (labelled or learned from coordinates), assigned
+    /// per user by ``FeatureVocabulary``.
     public static let learnedPlaceSlots = 8
     /// Weather condition groups (FORMATS.md conditions folded into six).
     public static let weatherGroups = ["clear", "cloudy", "wet", "snow", "murky", "other"]
@@ -28,8 +33,9 @@ public enum FeatureLayout {
     public static let activities = ["stationary", "walking", "running", "cycling", "automotive", "unknown"]
     /// Audio routes.
     public static let audioRoutes = ["speaker", "headphones", "bluetooth", "car", "airplay", "other"]
-    /// Number of hashed slots for free-form tags.
-    public static let tagSlots = 16
+    /// Number of slots for free-form tags, one per `key=value` pair, assigned per user by
+    /// ``FeatureVocabulary``.
+    public static let tagSlots = 32
 
     /// A named slot.
     public struct Slot: Sendable, Hashable {
@@ -48,8 +54,9 @@ public enum FeatureLayout {
         add(.time, ["tod_sin", "tod_cos", "dow_sin", "dow_cos", "weekend"], prefix: "time")
         add(.daylight, ["daylight"], prefix: "time")
         add(.movement, ["speed", "moving"], prefix: "movement")
+        add(.location, ["accuracy"], prefix: "location")
         add(.place, placeCategories, prefix: "place")
-        add(.learnedPlace, (0..<learnedPlaceSlots).map { "h\($0)" }, prefix: "place")
+        add(.learnedPlace, (0..<learnedPlaceSlots).map { "p\($0)" }, prefix: "place")
         add(.weather, ["temp", "wind", "clouds", "humidity", "precip"], prefix: "weather")
         add(.weather, weatherGroups.map { "cond_\($0)" }, prefix: "weather")
         add(.calendar, calendarCategories, prefix: "calendar")
@@ -59,7 +66,7 @@ public enum FeatureLayout {
         add(.motion, ["cadence", "hr_zone", "steps_today"], prefix: "motion")
         add(.audio, audioRoutes, prefix: "audio")
         add(.audio, ["volume"], prefix: "audio")
-        add(.tags, (0..<tagSlots).map { "h\($0)" }, prefix: "tags")
+        add(.tags, (0..<tagSlots).map { "t\($0)" }, prefix: "tags")
         return s
     }()
 
@@ -115,11 +122,6 @@ public struct FeatureVector: Sendable, Equatable {
     /// Sets a slot by name (see ``FeatureLayout/slots``) and marks it present.
     public mutating func set(_ name: String, _ value: Float) {
         set(FeatureLayout.require(name), value)
-    }
-
-    /// Marks every slot of a group present, leaving values as they are (zero unless set).
-    public mutating func markPresent(_ group: FeatureLayout.Group) {
-        for (i, s) in FeatureLayout.slots.enumerated() where s.group == group { mask[i] = 1 }
     }
 
     /// The value of a slot by name, or `nil` when it is missing.

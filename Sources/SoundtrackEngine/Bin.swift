@@ -29,7 +29,7 @@ public struct Bin: Sendable, Equatable {
     public var spread: [Float] { didSet { stamp = Bin.nextStamp() } }
     /// Per-slot presence frequency in [0, 1].
     public var observed: [Float] { didSet { stamp = Bin.nextStamp() } }
-    /// How many contexts have pulled the centroid (creation counts as one).
+    /// How many snapshots the bin has served (creation counts as one; a merge adds the other's).
     public var observations: Int
     /// The songs of the bin with their like and dislike counts; a track appears at most once.
     public var songs: [BinSong] { didSet { rateOrder = nil } }
@@ -41,8 +41,14 @@ public struct Bin: Sendable, Equatable {
     public var prior: String?
     /// The time of the snapshot that created the bin.
     public var createdAt: Date
-    /// The time of the last feedback that changed the bin.
+    /// The time of the last snapshot the bin served or feedback that changed it.
     public var updatedAt: Date
+    /// The mean time (seconds since 1970) of the snapshots the bin served: when in the user's
+    /// history the bin lives (bins of the same period merge more readily).
+    public var meanTime: Double
+    /// How often the user's session moved between this bin and another one, by the other bin's
+    /// number: contexts that alternate within a session merge more readily.
+    public var transitions: [Int: Int]
 
     /// The public id, `b-<number>`.
     public var id: String { Bin.id(number) }
@@ -53,7 +59,8 @@ public struct Bin: Sendable, Equatable {
     /// Creates a bin.
     public init(
         number: Int, label: String, centroid: [Float], spread: [Float], observed: [Float],
-        observations: Int, songs: [BinSong], prior: String?, createdAt: Date, updatedAt: Date
+        observations: Int, songs: [BinSong], prior: String?, createdAt: Date, updatedAt: Date,
+        meanTime: Double? = nil, transitions: [Int: Int] = [:]
     ) {
         self.number = number
         self.label = label
@@ -65,6 +72,8 @@ public struct Bin: Sendable, Equatable {
         self.prior = prior
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.meanTime = meanTime ?? createdAt.timeIntervalSince1970
+        self.transitions = transitions
         self.stamp = Bin.nextStamp()
         self.rateOrder = nil
     }
@@ -123,6 +132,7 @@ public struct Bin: Sendable, Equatable {
         a.number == b.number && a.label == b.label && a.centroid == b.centroid && a.spread == b.spread
             && a.observed == b.observed && a.observations == b.observations && a.songs == b.songs
             && a.prior == b.prior && a.createdAt == b.createdAt && a.updatedAt == b.updatedAt
+            && a.meanTime == b.meanTime && a.transitions == b.transitions
     }
 
     /// The index of a track in ``songs``, if the bin holds it.

@@ -1,58 +1,123 @@
 import Foundation
 import SoundtrackContext
 
-/// Derives a readable label for a bin from its centroid (`study · library · morning`).
+/// Readable, distinct labels for a user's bins: when, then what sets the bin apart
+/// (`weekday morning · walking · headphones`, `night · home · tag wifi wifi`).
+///
+/// A label starts with the time the bin lives in: the part of the day of its centroid's time of
+/// day (early morning 5–8, morning 8–11, midday 11–14, afternoon 14–18, evening 18–22, night
+/// 22–5) when the bin's times cluster (the mean of their unit vectors is at least 0.5 long), after
+/// "weekday" or "weekend" when at least 80 % of its snapshots were on one or the other. Then come
+/// the values the bin mostly has (at least 0.6 of its snapshots: an activity other than still or
+/// unknown, a place, a Bluetooth device kind, an audio route, a calendar category, rain, snow or
+/// mist, a tag), ordered by how much more this bin has them than the user's other bins, two of
+/// them. When another bin of the user has the same label, more values are added until the labels
+/// differ, and as a last resort the bin's number.
 public enum BinLabeler {
-    /// The label of a centroid whose slots were observed with the given frequencies.
-    public static func label(centroid: [Float], observed: [Float]) -> String {
-        func strongest(_ slots: [(name: String, index: Int)]) -> String? {
-            var best: (String, Float)?
-            for (n, i) in slots {
-                guard observed[i] >= 0.5, centroid[i] >= 0.5 else { continue }
-                if best == nil || centroid[i] > best!.1 { best = (n, centroid[i]) }
+    /// The label of `bins[binIndex]` among the user's bins.
+    public static func label(binIndex: Int, bins: [Bin], vocabulary: FeatureVocabulary) -> String {
+        let bin = bins[binIndex]
+        let head = timePart(bin)
+        let parts = valueParts(binIndex: binIndex, bins: bins, vocabulary: vocabulary)
+        let others = Set(bins.indices.filter { $0 != binIndex }.map { bins[$0].label })
+        var count = min(2, parts.count)
+        while true {
+            let words = (head.map { [$0] } ?? []) + parts.prefix(count)
+            let label = words.isEmpty ? "any time" : words.joined(separator: " · ")
+            if !others.contains(label) { return label }
+            if count < parts.count {
+                count += 1
+                continue
             }
-            return best?.0
+            return label + " · " + Bin.id(bin.number)
         }
-        var parts: [String] = []
-        parts.reserveCapacity(4)
-        if let c = strongest(Slots.calendar) { parts.append(c) }
-        if let a = strongest(Slots.activity) { parts.append(a == "automotive" ? "driving" : a) }
-        if let p = strongest(Slots.place) { parts.append(p) }
-        if !parts.contains("driving"), strongest(Slots.car) != nil { parts.append("car") }
-        if let w = strongest(Slots.weather) {
-            parts.append(w == "cond_wet" ? "rainy" : w == "cond_snow" ? "snowy" : "misty")
-        }
-        let s = centroid[Slots.todSin]
-        let c = centroid[Slots.todCos]
-        var hour = Double(atan2(s, c)) / (2 * Double.pi) * 24
-        if hour < 0 { hour += 24 }
-        let bucket: String
-        switch hour {
-        case 5..<11: bucket = "morning"
-        case 11..<14: bucket = "midday"
-        case 14..<18: bucket = "afternoon"
-        case 18..<22: bucket = "evening"
-        default: bucket = "night"
-        }
-        let weekend = centroid[Slots.weekend] >= 0.5
-        if parts.count > 3 { parts.removeLast(parts.count - 3) }
-        parts.append(weekend ? "weekend \(bucket)" : bucket)
-        return parts.joined(separator: " · ")
     }
 
-    /// The slots each part of a label looks at, by name, resolved once.
-    private enum Slots {
-        static func named(_ prefix: String, _ names: [String], excluding: Set<String> = []) -> [(name: String, index: Int)] {
-            names.filter { !excluding.contains($0) }.map { ($0, FeatureLayout.require("\(prefix).\($0)")) }
+    /// The part of the day (and weekday or weekend), or `nil` when the bin's times are spread.
+    static func timePart(_ bin: Bin) -> String? {
+        guard bin.observed[Slots.todSin] >= 0.5 else { return nil }
+        let s = bin.centroid[Slots.todSin], c = bin.centroid[Slots.todCos]
+        var day: String? = nil
+        if (s * s + c * c).squareRoot() >= 0.5 {
+            var hour = Double(atan2(s, c)) / (2 * Double.pi) * 24
+            if hour < 0 { hour += 24 }
+            switch hour {
+            case 5..<8: day = "early morning"
+            case 8..<11: day = "morning"
+            case 11..<14: day = "midday"
+            case 14..<18: day = "afternoon"
+            case 18..<22: day = "evening"
+            default: day = "night"
+            }
         }
-        static let calendar = named("calendar", FeatureLayout.calendarCategories, excluding: ["other"])
-        static let activity = named("motion", FeatureLayout.activities, excluding: ["stationary", "unknown"])
-        static let place = named("place", FeatureLayout.placeCategories, excluding: ["other"])
-        static let car = named("bluetooth", ["car"])
-        static let weather = named(
-            "weather", FeatureLayout.weatherGroups.map { "cond_\($0)" }, excluding: ["cond_clear", "cond_cloudy", "cond_other"])
+        let weekend = bin.centroid[Slots.weekend]
+        let week = weekend >= 0.8 ? "weekend" : weekend <= 0.2 ? "weekday" : nil
+        switch (week, day) {
+        case let (w?, d?): return "\(w) \(d)"
+        case let (w?, nil): return w
+        case let (nil, d?): return d
+        default: return nil
+        }
+    }
+
+    /// The values the bin mostly has, most distinctive first.
+    static func valueParts(binIndex: Int, bins: [Bin], vocabulary: FeatureVocabulary) -> [String] {
+        let bin = bins[binIndex]
+        var candidates: [(text: String, contrast: Float, slot: Int)] = []
+        var seen = Set<String>()
+        for i in Slots.labelled where bin.observed[i] >= 0.5 && bin.centroid[i] >= 0.6 {
+            guard let text = text(slot: i, vocabulary: vocabulary), seen.insert(text).inserted else { continue }
+            var other: Float = 0, n: Float = 0
+            for (k, b) in bins.enumerated() where k != binIndex && b.observed[i] >= 0.5 {
+                other += b.centroid[i]
+                n += 1
+            }
+            let contrast = bin.centroid[i] - (n > 0 ? other / n : 0)
+            candidates.append((text, contrast, i))
+        }
+        candidates.sort { ($0.contrast, $1.slot) > ($1.contrast, $0.slot) }
+        return candidates.map(\.text)
+    }
+
+    /// How a label names a value slot, or `nil` for a value not worth naming (still, unknown, other).
+    static func text(slot i: Int, vocabulary: FeatureVocabulary) -> String? {
+        let name = FeatureLayout.slots[i].name
+        let leaf = String(name.split(separator: ".", maxSplits: 1).last ?? "")
+        switch FeatureLayout.slots[i].group {
+        case .motion:
+            switch leaf {
+            case "automotive": return "driving"
+            case "stationary", "unknown": return nil
+            default: return leaf
+            }
+        case .place: return leaf == "other" ? nil : leaf
+        case .learnedPlace:
+            let n = vocabulary.displayName(slot: i)
+            return n.hasPrefix("place: ") ? String(n.dropFirst(7)) : n
+        case .bluetooth: return leaf == "other" ? nil : leaf == "car" ? "car" : leaf
+        case .audio: return leaf == "other" ? nil : leaf
+        case .calendar: return leaf == "other" ? nil : leaf
+        case .weather:
+            switch leaf {
+            case "cond_wet": return "rainy"
+            case "cond_snow": return "snowy"
+            case "cond_murky": return "misty"
+            default: return nil
+            }
+        case .tags:
+            guard let t = vocabulary.tag(at: i - Slots.tags) else { return nil }
+            return "\(t.key) \(t.value)"
+        default: return nil
+        }
+    }
+
+    /// Slot indices, resolved once.
+    enum Slots {
         static let todSin = FeatureLayout.require("time.tod_sin")
         static let todCos = FeatureLayout.require("time.tod_cos")
         static let weekend = FeatureLayout.require("time.weekend")
+        static let tags = FeatureLayout.require("tags.t0")
+        /// The slots a label may name, in layout order.
+        static let labelled: [Int] = FeatureLayout.slots.indices.filter { ExplanationSlots.categorical[$0] }
     }
 }

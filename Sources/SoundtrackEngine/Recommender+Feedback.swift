@@ -45,7 +45,8 @@ extension Recommender {
         var ranking: [RankedBin]
         var binIndex: Int
         var created: Int?
-        if let pick, let i = state.binIndex(number: pick.binNumber) {
+        if let pick, let n = state.resolve(bin: pick.binNumber), let i = state.binIndex(number: n) {
+            // The pick's bin, or the bin it was merged into since.
             x = pick.features
             ranking = pick.ranking
             binIndex = i
@@ -108,7 +109,8 @@ extension Recommender {
         return outcome
     }
 
-    /// Moves a bin's centroid toward a liked context and updates its spread and presence frequencies.
+    /// Moves a bin's centroid toward a liked context and updates its spread and presence frequencies
+    /// (on top of the move every served snapshot makes: feedback weighs more than a silent pick).
     ///
     /// The rate is `max(learningRate, 1/(n+1))`, and per slot at least `1 − observed` so that a
     /// slot the bin has never seen takes the context's value at once.
@@ -134,10 +136,8 @@ extension Recommender {
                 }
             }
         }
-        state.bins[binIndex].observations += 1
-        state.bins[binIndex].updatedAt = at
-        let label = state.bins.withUnsafeBufferPointer { BinLabeler.label(centroid: $0[binIndex].centroid, observed: $0[binIndex].observed) }
-        state.bins[binIndex].label = label
+        if at > state.bins[binIndex].updatedAt { state.bins[binIndex].updatedAt = at }
+        relabel(binIndex: binIndex, state: &state)
         state.changes.bins.insert(state.bins[binIndex].number)
     }
 

@@ -40,12 +40,13 @@ public struct Recommender: Sendable {
     public func newUser(_ user: String) -> UserState {
         UserState(
             user: user, bins: [], weights: config.defaultWeights, places: PlaceBook(), session: SessionState(),
-            recentTracks: [], pickCounter: 0, nextBinNumber: 1)
+            recentTracks: [], pickCounter: 0, nextBinNumber: 1, vocabulary: FeatureVocabulary())
     }
 
     // MARK: - Snapshot → pick
 
-    /// Picks a track for a snapshot, creating a bin when none fits; updates the session and recent tracks.
+    /// Picks a track for a snapshot, creating a bin when none fits; the chosen bin learns from
+    /// the snapshot (``serve(binIndex:x:at:state:)``); updates the session and recent tracks.
     ///
     /// - Parameters:
     ///   - snapshot: the validated snapshot (its user must be `state.user`).
@@ -103,18 +104,41 @@ public struct Recommender: Sendable {
         for i in state.bins.indices { state.bins[i].orderSongsByRate() }
     }
 
-    /// The feature vector of a snapshot, learning places from its coordinates.
+    /// The feature vector of a snapshot, learning places and the user's vocabulary from it.
     public func features(of snapshot: Snapshot, state: inout UserState) -> FeatureVector {
+        let places = state.places.places.count
+        let vocabulary = (state.vocabulary.places.count, state.vocabulary.tags.count)
         let before = state.places
-        let x = extractor.extract(snapshot, places: &state.places)
-        if state.places != before { state.changes.places = true }
+        let x = extractor.extract(snapshot, places: &state.places, vocabulary: &state.vocabulary)
+        if state.places.places.count != places || state.places != before
+            || state.vocabulary.places.count != vocabulary.0 || state.vocabulary.tags.count != vocabulary.1
+        {
+            state.changes.places = true
+        }
         return x
     }
 
-    /// Every bin's weighted correlation with `x`, best first, without the bins avoided in this session.
+    /// Every bin's similarity to `x`, best first (then the older bin), without the bins avoided in
+    /// this session: `exp(−d / κ)` of the weighted distance `d` (docs/scoring.md).
     public func rank(_ x: FeatureVector, state: inout UserState) -> [RankedBin] {
+        let distances = binDistances(x, state: &state)
+        return ranking(distances.map(similarity), state: state)
+    }
+
+    /// The similarity of a distance: `exp(−d / κ)`, 0 for no shared evidence.
+    @inline(__always)
+    func similarity(_ d: Float) -> Float {
+        d.isFinite ? expf(-d / config.distanceScale) : 0
+    }
+
+    /// Every bin's weighted distance to `x`, in bin order.
+    func binDistances(_ x: FeatureVector, state: inout UserState) -> [Float] {
         state.scoring.sync(bins: state.bins, config: config)
-        let scores = state.scoring.scores(x, weights: state.weights)
+        return state.scoring.distances(x, weights: state.weights)
+    }
+
+    /// Bins sorted by score, best first, then the older bin, leaving out the session's avoided bins.
+    func ranking(_ scores: [Float], state: UserState) -> [RankedBin] {
         let avoided = state.session.avoided
         var ranking: [RankedBin] = []
         ranking.reserveCapacity(scores.count)
@@ -145,200 +169,75 @@ public struct Recommender: Sendable {
         var ranking: [RankedBin]
     }
 
-    /// The bin for a context: the best one above the creation threshold, else the bin switched to
-    /// in this session, else a new bin.
-    func chooseBin(_ x: FeatureVector, at: Date, state: inout UserState, rng: inout SeededGenerator) -> BinChoice {
-        let ranking = rank(x, state: &state)
-        if let best = ranking.first, best.score >= config.createBinBelow, let i = state.binIndex(number: best.bin) {
-            return BinChoice(index: i, score: best.score, created: false, ranking: ranking)
-        }
-        if let target = state.session.switchedTo, let i = state.binIndex(number: target) {
-            let score = ranking.first { $0.bin == target }?.score ?? 0
-            return BinChoice(index: i, score: score, created: false, ranking: ranking)
-        }
-        let i = createBin(x, at: at, nearest: ranking.first, state: &state, rng: &rng)
-        let score = rank(x, state: &state).first { $0.bin == state.bins[i].number }?.score ?? 1
-        return BinChoice(index: i, score: score, created: true, ranking: ranking)
-    }
-
-    // MARK: - Bins
-
-    /// Makes a bin centred on `x`, seeded with the liked songs of the nearest bin and with catalog
-    /// tracks that fit the best-matching cold-start prior. Returns its index in `state.bins`.
+    /// The bin for a context, which then learns from it (``serve(binIndex:x:at:state:)``).
     ///
-    /// With `seedSongs` the bin starts with exactly those songs instead (onboarding).
-    @discardableResult
-    public func createBin(
-        _ x: FeatureVector, at: Date, nearest: RankedBin?, seedSongs: [BinSong]? = nil, state: inout UserState, rng: inout SeededGenerator
-    ) -> Int {
-        let d = FeatureLayout.dimension
-        var centroid = [Float](repeating: 0, count: d)
-        for i in 0..<d where x.mask[i] > 0 { centroid[i] = x.values[i] }
-        let number = state.nextBinNumber
-        state.nextBinNumber += 1
-        state.changes.counters = true
-
-        var songs: [BinSong] = []
-        var taken = Set<String>()
-        let want = seedSongs == nil ? config.seedTracksPerNewBin : 0
-        for s in seedSongs ?? [] where taken.insert(s.trackId).inserted { songs.append(s) }
-        if seedSongs == nil, let nearest, nearest.score > 0, let ni = state.binIndex(number: nearest.bin) {
-            let liked = state.bins[ni].songs.filter { $0.likes > $0.dislikes }
-                .sorted { ($0.likes - $0.dislikes, $1.trackId) > ($1.likes - $1.dislikes, $0.trackId) }
-            for s in liked.prefix(max(1, want / 3)) where taken.insert(s.trackId).inserted {
-                songs.append(BinSong(trackId: s.trackId))
+    /// Each bin's distance is adjusted for the decision: the session's current bin counts
+    /// ``EngineConfig/stickiness`` closer (decaying with the time since the session's last event: a
+    /// context persists), and every bin counts farther the longer it has not served
+    /// (``EngineConfig/recency``). The best bin whose adjusted similarity reaches
+    /// ``EngineConfig/createBinBelow`` is chosen; else the bin switched to in this session after a
+    /// dislike streak; else a new bin, after which, past ``EngineConfig/binCap`` bins, the two
+    /// closest bins merge (``mergeClosest(at:state:)``), possibly the new one into an old one.
+    /// The score reported is the unadjusted similarity.
+    func chooseBin(_ x: FeatureVector, at: Date, state: inout UserState, rng: inout SeededGenerator) -> BinChoice {
+        let distances = binDistances(x, state: &state)
+        let scores = distances.map(similarity)
+        let ranking = self.ranking(scores, state: state)
+        let t = at.timeIntervalSince1970
+        var best: (index: Int, adjusted: Float)?
+        let avoided = state.session.avoided
+        for (i, d) in distances.enumerated() where d.isFinite {
+            let bin = state.bins[i]
+            if !avoided.isEmpty && avoided.contains(bin.number) { continue }
+            var adjusted = d
+            if bin.number == state.session.currentBin, let last = state.session.lastAt {
+                let gap = max(0, at.timeIntervalSince(last))
+                adjusted -= config.stickiness * Float(exp(-gap / (config.stickinessMinutes * 60)))
+            }
+            let idle = max(0, t - bin.updatedAt.timeIntervalSince1970)
+            adjusted += config.recency * Float(1 - exp(-idle / (config.recencyHours * 3600)))
+            if best == nil || adjusted < best!.adjusted || (adjusted == best!.adjusted && bin.number < state.bins[best!.index].number) {
+                best = (i, adjusted)
             }
         }
-        let matched = priors.bestMatch(x, weights: state.weights)
-        if songs.count < want {
-            let index = catalog.index()
-            var excluded = Set<Int>()
-            for id in taken.union(state.recentTracks) { if let r = index.row(of: id) { excluded.insert(r) } }
-            let need = want - songs.count
-            var rows = priors.seedTracks(for: matched, index: index, k: need * 3, excluding: excluded)
-            // Seeded variety: bins of the same kind should not all start with the same songs.
-            rows.shuffle(using: &rng)
-            for r in rows.prefix(need) {
-                let id = index.tracks[r].id
-                if taken.insert(id).inserted { songs.append(BinSong(trackId: id)) }
-            }
-        }
-        let bin = Bin(
-            number: number, label: BinLabeler.label(centroid: centroid, observed: x.mask),
-            centroid: centroid, spread: [Float](repeating: config.initialSpread, count: d), observed: x.mask,
-            observations: 1, songs: songs, prior: matched.name, createdAt: at, updatedAt: at)
-        state.bins.append(bin)
-        state.changes.bins.insert(number)
-        if !songs.isEmpty { state.changes.songs.insert(number) }
-        return state.bins.count - 1
-    }
-
-    // MARK: - Tracks
-
-    /// Up to `count` tracks from a bin: liked songs first, Thompson sampling on like/dislike counts
-    /// within each tier with some exploration, and no track of the repeat window. A bin that runs dry
-    /// is refilled with similar catalog tracks, which join it as new songs. Returns the ids and where
-    /// the first one came from (`bin`, or `catalog` for a refill).
-    func chooseTracks(binIndex: Int, count: Int, state: inout UserState, rng: inout SeededGenerator) -> ([String], String) {
-        var ids = rankSongs(binIndex: binIndex, count: count, state: state, rng: &rng)
-        var source = "bin"
-        if ids.count < count {
-            if ids.isEmpty { source = "catalog" }
-            let recent = Set(state.recentTracks.suffix(config.repeatWindow))
-            let refill = similarCatalogTracks(
-                for: state.bins[binIndex], count: max(count - ids.count, config.seedTracksPerNewBin),
-                avoiding: recent.union(ids), rng: &rng)
-            let number = state.bins[binIndex].number
-            for id in refill where state.bins[binIndex].songIndex(id) == nil {
-                state.bins[binIndex].songs.append(BinSong(trackId: id))
-                state.changes.songs.insert(number)
-            }
-            ids += refill.prefix(count - ids.count)
-        }
-        return (ids, source)
-    }
-
-    /// The bin's songs outside `avoiding`, ordered for playing: tier (liked first, unless this is an
-    /// exploration draw), then a Thompson sample of Beta(1 + likes, 1 + dislikes).
-    func rankSongs(binIndex: Int, count: Int, state: UserState, rng: inout SeededGenerator) -> [String] {
-        struct Candidate {
-            var tier: Int
-            var sample: Double
-            var index: Int
-        }
-        @inline(__always) func before(_ a: Candidate, _ b: Candidate) -> Bool {
-            a.tier != b.tier ? a.tier > b.tier : a.sample > b.sample
-        }
-        guard count > 0 else { return [] }
-        let explore = rng.unit() < 0.15
-        let window = config.repeatWindow
-        return state.bins.withUnsafeBufferPointer { bins in
-            bins[binIndex].songs.withUnsafeBufferPointer { songs in
-                // The `count` best in (tier, sample) order, earlier songs first on ties.
-                withUnsafeTemporaryAllocation(of: Candidate.self, capacity: count) { buffer in
-                    var best = TopK(buffer: buffer)
-                    for i in songs.indices where !state.isRecent(songs[i], window: window) {
-                        let likes = songs[i].likes, dislikes = songs[i].dislikes
-                        best.offer(Candidate(
-                            tier: (!explore && likes > dislikes) ? 1 : 0,
-                            sample: rng.beta(counts: 1 + likes, 1 + dislikes), index: i), before: before)
-                    }
-                    return (0..<best.count).map { songs[best[$0].index].trackId }
-                }
-            }
-        }
-    }
-
-    /// Catalog tracks whose audio profile and genres fit the bin (its liked songs, else all its songs,
-    /// else its prior), for a bin that ran dry.
-    func similarCatalogTracks(for bin: Bin, count: Int, avoiding: Set<String>, rng: inout SeededGenerator) -> [String] {
-        let index = catalog.index()
-        guard index.count > 0 else { return [] }
-        let liked = bin.songs.filter { $0.likes > $0.dislikes }.compactMap { index.row(of: $0.trackId) }
-        let members = bin.songs.compactMap { index.row(of: $0.trackId) }
-        var excluded = Set(members)
-        for id in avoiding { if let r = index.row(of: id) { excluded.insert(r) } }
-        let basis = liked.isEmpty ? members : liked
-        let profile: AudioProfile
-        var genres = Set<String>()
-        if !basis.isEmpty {
-            profile = index.profile(ofRows: basis)
-            var counts: [String: Int] = [:]
-            for r in basis { for g in index.tracks[r].genres { counts[g, default: 0] += 1 } }
-            genres = Set(counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map(\.key))
-        } else if let name = bin.prior, let prior = priors.contexts.first(where: { $0.name == name }) {
-            profile = prior.profile
-            genres = Set(prior.genres)
-        } else if let prior = priors.contexts.first(where: { $0.name == "default" }) ?? priors.contexts.first {
-            profile = prior.profile
-            genres = Set(prior.genres)
+        var chosen: (index: Int, created: Bool)
+        if let best, similarity(max(0, best.adjusted)) >= config.createBinBelow {
+            chosen = (best.index, false)
+        } else if let target = state.session.switchedTo.flatMap({ state.resolve(bin: $0) }), let i = state.binIndex(number: target) {
+            chosen = (i, false)
         } else {
-            return []
-        }
-        var rows = index.similar(to: profile, genres: genres, k: count * 4, excluding: excluded).map(\.row)
-        rows.shuffle(using: &rng)
-        return rows.prefix(count).map { index.tracks[$0].id }
-    }
-
-    /// The pick's alternatives: the best-ranked bins other than `chosen`, each with its best tracks.
-    func alternatives(_ ranking: [RankedBin], besides chosen: Int, state: inout UserState) -> [Pick.Alternative] {
-        var out: [Pick.Alternative] = []
-        out.reserveCapacity(config.alternatives)
-        for rb in ranking where rb.bin != chosen {
-            guard out.count < config.alternatives else { break }
-            guard let i = state.binIndex(number: rb.bin) else { continue }
-            out.append(Pick.Alternative(
-                bin: .init(id: Bin.id(rb.bin), label: state.bins[i].label, score: rb.score, created: false),
-                tracks: topTracks(ofBin: i, count: config.tracksPerAlternative, state: &state)))
-        }
-        return out
-    }
-
-    /// A bin's best tracks by mean like rate `(likes+1)/(likes+dislikes+2)`, earlier songs first on ties,
-    /// for a pick's alternatives.
-    func topTracks(ofBin binIndex: Int, count: Int, state: inout UserState) -> [String] {
-        guard count > 0 else { return [] }
-        // Read first: a mutating access to a bin of a state that shares its bins (the copies that
-        // `--read-only` picks from) would copy every bin even when the order is already known.
-        if state.bins[binIndex].rateOrder == nil { state.bins[binIndex].orderSongsByRate() }
-        let window = config.repeatWindow
-        return state.bins.withUnsafeBufferPointer { bins in
-            var out: [String] = []
-            out.reserveCapacity(count)
-            bins[binIndex].songs.withUnsafeBufferPointer { songs in
-                for i in bins[binIndex].rateOrder! where !state.isRecent(songs[Int(i)], window: window) {
-                    out.append(songs[Int(i)].trackId)
-                    if out.count == count { break }
-                }
+            let i = createBin(x, at: at, nearest: ranking.first, state: &state, rng: &rng)
+            chosen = (i, true)
+            if state.bins.count > config.cap(for: state) {
+                let number = state.bins[i].number
+                mergeClosest(at: at, state: &state)
+                // The new bin may have been merged into an older one: then that one is the choice.
+                let survivor = state.resolve(bin: number) ?? number
+                chosen = (state.binIndex(number: survivor)!, survivor == number)
             }
-            return out
         }
+        let number = state.bins[chosen.index].number
+        let score: Float
+        if chosen.created {
+            score = 1
+        } else if let r = ranking.first(where: { $0.bin == number }) {
+            score = r.score
+        } else {
+            score = similarity(binDistances(x, state: &state)[chosen.index])
+        }
+        serve(binIndex: chosen.index, x: x, at: at, created: chosen.created, state: &state)
+        mergeNear(number, state: &state)
+        let kept = state.resolve(bin: number) ?? number
+        foldStale(at: at, keeping: kept, state: &state)
+        let index = state.binIndex(number: state.resolve(bin: kept) ?? kept)!
+        return BinChoice(index: index, score: score, created: chosen.created, ranking: ranking.filter { state.binIndex(number: $0.bin) != nil })
     }
 
     func explain(binIndex: Int, x: FeatureVector, state: inout UserState) -> [Explanation] {
         state.scoring.sync(bins: state.bins, config: config)
         return state.bins.withUnsafeBufferPointer { bins in
-            state.scoring.topContributions(row: binIndex, centroid: bins[binIndex].centroid, x: x, weights: state.weights, count: 5)
+            state.scoring.topContributions(
+                row: binIndex, centroid: bins[binIndex].centroid, x: x, weights: state.weights, vocabulary: state.vocabulary, count: 5)
         }
     }
 

@@ -1,28 +1,31 @@
 import CBLAS
+import Foundation
 import SoundtrackContext
 
-/// The per-user matrix that scores a feature vector against every bin with three CBLAS calls.
+/// The per-user matrix that measures a feature vector's distance to every bin with three CBLAS calls.
 ///
 /// For bin `b` and slot `i` the effective weight is `V[b,i] = w[i] · u[b,i]` with the bin's part
-/// `u = observed · q` and the precision factor `q = 1 / (1 + (spread/scale)²)`. One 3B × D
-/// matrix (row-major) stacks three blocks of one row per bin: `u`, then `u∘C`, then `u∘C²`. The
-/// user's weights go to the snapshot's side, the vectors `w∘m`, `w∘m∘x` and `w∘m∘x²`, and three
-/// matrix–vector products (`cblas_sgemv`) over the first 3B, 2B and B rows yield the six weighted
-/// sums per bin that the weighted Pearson correlation needs (see docs/scoring.md). A single
-/// 3B × D by D × 3 `cblas_sgemm` would compute nine sums per bin and pack the matrix on every
-/// call; this costs less for the matrix sizes of one user.
+/// `u[b,i] = 1` when the bin has seen the slot in at least ``EngineConfig/presenceThreshold`` of its
+/// snapshots, else 0. One 3B × D matrix (row-major) stacks three blocks of one row per bin: `u`, then
+/// `u∘C`, then `u∘C²`. The user's weights go to the snapshot's side, the vectors `w∘m`, `w∘m∘x`
+/// and `w∘m∘x²`, and three matrix–vector products (`cblas_sgemv`) over the first 3B, 2B and B rows
+/// yield the sums per bin that the weighted mean squared distance over the slots present on both
+/// sides needs (see docs/scoring.md).
 ///
 /// Because the weights are not in the matrix, learning them changes nothing here, and a bin's
 /// rows depend on that bin alone: ``sync(bins:config:)`` recomputes only the rows of bins whose
-/// vectors changed since (their ``Bin/stamp``), so a feedback event costs one bin's rows, not a
+/// vectors changed since (their ``Bin/stamp``), so a served snapshot costs one bin's rows, not a
 /// rebuild of the user's matrix.
 struct ScoringMatrix: Sendable {
     /// 3B × D, row-major: rows `0..<B` hold `u`, rows `B..<2B` `u∘C`, rows `2B..<3B` `u∘C²`.
     private(set) var m: [Float] = []
     /// The ``Bin/stamp`` each bin's rows were computed from.
     private(set) var stamps: [UInt64] = []
-    /// The spread scale the rows were computed with.
-    private var scale: Float = .nan
+    /// The presence threshold the rows were computed with.
+    private var threshold: Float = .nan
+    /// Per-slot factors on the user's weights from how well each slot separates the bins
+    /// (all 1 when ``EngineConfig/separationExponent`` is 0); see ``separationFactors(bins:exponent:)``.
+    private(set) var separation: [Float] = []
 
     /// The number of bins scored.
     var binCount: Int { stamps.count }
@@ -30,11 +33,12 @@ struct ScoringMatrix: Sendable {
     /// Brings the rows up to date with `bins`: recomputes the rows of changed or new bins only.
     mutating func sync(bins: [Bin], config: EngineConfig) {
         let d = FeatureLayout.dimension
-        if scale != config.spreadScale {
-            scale = config.spreadScale
+        if threshold != config.presenceThreshold {
+            threshold = config.presenceThreshold
             stamps.removeAll(keepingCapacity: true)
             m.removeAll(keepingCapacity: true)
         }
+        var changed = false
         let old = stamps.count, new = bins.count
         if old != new {
             // Re-lay the three blocks for the new bin count, keeping the rows of kept bins.
@@ -55,27 +59,66 @@ struct ScoringMatrix: Sendable {
         bins.withUnsafeBufferPointer { bp in
             for r in 0..<bp.count where stamps[r] != bp[r].stamp || stamps[r] == 0 {
                 fill(row: r, bin: bp[r])
+                changed = true
             }
         }
+        if changed || old != new || separation.count != d {
+            separation = Self.separationFactors(bins: bins, exponent: config.separationExponent)
+        }
+    }
+
+    /// Per-slot factors `clamp(F_i / mean F, 1/4, 4)^γ` with `F_i = between_i / (within_i + 0.01)`:
+    /// the spread of the bins' centroids around their mean against the spread within bins, both
+    /// weighted by the bins' snapshot counts, over the slots the bins have seen. All 1 when `γ`
+    /// is 0 or there are fewer than 3 bins.
+    static func separationFactors(bins: [Bin], exponent: Float) -> [Float] {
+        let d = FeatureLayout.dimension
+        var out = [Float](repeating: 1, count: d)
+        guard exponent > 0, bins.count >= 3 else { return out }
+        var fisher = [Float](repeating: 0, count: d)
+        var seen = 0
+        for i in 0..<d {
+            var n: Float = 0, mean: Float = 0
+            for b in bins where b.observed[i] > 0 {
+                let w = Float(b.observations) * b.observed[i]
+                n += w
+                mean += w * b.centroid[i]
+            }
+            guard n > 0 else { continue }
+            mean /= n
+            var between: Float = 0, within: Float = 0
+            for b in bins where b.observed[i] > 0 {
+                let w = Float(b.observations) * b.observed[i]
+                let dc = b.centroid[i] - mean
+                between += w * dc * dc
+                within += w * b.spread[i] * b.spread[i]
+            }
+            fisher[i] = (between / n) / (within / n + 0.01)
+            seen += 1
+        }
+        guard seen > 0 else { return out }
+        let mean = fisher.reduce(0, +) / Float(seen)
+        guard mean > 0 else { return out }
+        for i in 0..<d where fisher[i] > 0 {
+            out[i] = powf(min(4, max(0.25, fisher[i] / mean)), exponent)
+        }
+        return out
     }
 
     private mutating func fill(row r: Int, bin: Bin) {
         let d = FeatureLayout.dimension
         let b = stamps.count
-        let scale2 = scale * scale
+        let threshold = self.threshold
         bin.centroid.withUnsafeBufferPointer { c in
-            bin.spread.withUnsafeBufferPointer { sp in
-                bin.observed.withUnsafeBufferPointer { ob in
-                    m.withUnsafeMutableBufferPointer { mp in
-                        let u = mp.baseAddress! + r * d, uc = u + b * d, ucc = uc + b * d
-                        for i in 0..<d {
-                            let s = sp[i]
-                            let w = ob[i] / (1 + s * s / scale2)
-                            let ci = c[i]
-                            u[i] = w
-                            uc[i] = w * ci
-                            ucc[i] = w * ci * ci
-                        }
+            bin.observed.withUnsafeBufferPointer { ob in
+                m.withUnsafeMutableBufferPointer { mp in
+                    let u = mp.baseAddress! + r * d, uc = u + b * d, ucc = uc + b * d
+                    for i in 0..<d {
+                        let w: Float = ob[i] >= threshold ? 1 : 0
+                        let ci = c[i]
+                        u[i] = w
+                        uc[i] = w * ci
+                        ucc[i] = w * ci * ci
                     }
                 }
             }
@@ -83,8 +126,13 @@ struct ScoringMatrix: Sendable {
         stamps[r] = bin.stamp
     }
 
-    /// The weighted correlation of `x` with every bin, in bin order, under the user's `weights`.
-    func scores(_ x: FeatureVector, weights: [Float]) -> [Float] {
+    /// The weighted mean squared distance of `x` to every bin, in bin order, over the slots
+    /// present in `x` and seen by the bin, under the user's `weights` (times ``separation``):
+    ///
+    ///     d_b = Σ v_i (x_i − c_i)² / Σ v_i,   v_i = w_i · sep_i · m_i · u_b,i
+    ///
+    /// `+∞` for a bin that shares no slot with `x` (no evidence either way).
+    func distances(_ x: FeatureVector, weights: [Float]) -> [Float] {
         let b = binCount
         let d = FeatureLayout.dimension
         guard b > 0 else { return [] }
@@ -95,12 +143,14 @@ struct ScoringMatrix: Sendable {
             x.values.withUnsafeBufferPointer { xv in
                 x.mask.withUnsafeBufferPointer { xm in
                     weights.withUnsafeBufferPointer { w in
-                        for i in 0..<d {
-                            let wm = w[i] * xm[i]
-                            let v = xv[i]
-                            y0[i] = wm
-                            y1[i] = wm * v
-                            y2[i] = wm * v * v
+                        separation.withUnsafeBufferPointer { sep in
+                            for i in 0..<d {
+                                let wm = w[i] * sep[i] * xm[i]
+                                let v = xv[i]
+                                y0[i] = wm
+                                y1[i] = wm * v
+                                y2[i] = wm * v * v
+                            }
                         }
                     }
                 }
@@ -113,79 +163,88 @@ struct ScoringMatrix: Sendable {
             }
             return [Float](unsafeUninitializedCapacity: b) { out, n in
                 for r in 0..<b {
-                    out[r] = Self.correlation(
-                        s0: Double(r0[r]), sx: Double(r1[r]), sxx: Double(r2[r]),
-                        sc: Double(r0[b + r]), sxc: Double(r1[b + r]), scc: Double(r0[2 * b + r]))
+                    out[r] = Self.distance(s0: r0[r], sxx: r2[r], sxc: r1[b + r], scc: r0[2 * b + r])
                 }
                 n = b
             }
         }
     }
 
-    /// Weighted Pearson correlation from its weighted sums; 0 when either side has no variance.
-    static func correlation(s0: Double, sx: Double, sxx: Double, sc: Double, sxc: Double, scc: Double) -> Float {
-        guard s0 > 1e-9 else { return 0 }
-        let mx = sx / s0
-        let mc = sc / s0
-        let cov = sxc / s0 - mx * mc
-        let vx = sxx / s0 - mx * mx
-        let vc = scc / s0 - mc * mc
-        guard vx > 1e-9, vc > 1e-9 else { return 0 }
-        let r = cov / (vx * vc).squareRoot()
-        return Float(min(1, max(-1, r)))
+    /// The weighted mean squared distance from its sums: `(Sxx − 2 Sxc + Scc) / S0` (never below 0);
+    /// `+∞` without shared weight.
+    static func distance(s0: Float, sxx: Float, sxc: Float, scc: Float) -> Float {
+        guard s0 > 1e-6 else { return .infinity }
+        return max(0, (sxx - 2 * sxc + scc) / s0)
     }
 
-    /// The `count` slots with the largest positive terms of bin `row`'s weighted covariance with
-    /// `x` (ties by slot name): which features decided the score.
-    func topContributions(row: Int, centroid: [Float], x: FeatureVector, weights: [Float], count: Int) -> [Explanation] {
+    /// The slots that made bin `row` close to `x`, for a pick's `why`: the slots present on both
+    /// sides, each with its share `v_i / Σ v` of the weight and its agreement `1 − |x_i − c_i|`,
+    /// ranked by share × agreement (ties by slot), keeping only slots that agree (agreement ≥ ½)
+    /// and, of the one-hot and multi-hot groups (place, weather condition, calendar category,
+    /// Bluetooth, activity, audio route, tags), only the values the snapshot has. The two slots of
+    /// the time of day (and of the day of the week) count as one feature.
+    func topContributions(
+        row: Int, centroid: [Float], x: FeatureVector, weights: [Float], vocabulary: FeatureVocabulary, count: Int
+    ) -> [Explanation] {
         let d = FeatureLayout.dimension
-        guard count > 0 else { return [] }
-        return withUnsafeTemporaryAllocation(of: Float.self, capacity: d) { v in
-            var s0 = 0.0, sx = 0.0, sc = 0.0
-            m.withUnsafeBufferPointer { up in
-                for i in 0..<d {
-                    v[i] = weights[i] * up[row * d + i]
-                    let w = Double(v[i] * x.mask[i])
-                    s0 += w
-                    sx += w * Double(x.values[i])
-                    sc += w * Double(centroid[i])
-                }
+        guard count > 0, row < binCount else { return [] }
+        var v = [Float](repeating: 0, count: d)
+        var s0: Float = 0
+        m.withUnsafeBufferPointer { up in
+            for i in 0..<d {
+                v[i] = weights[i] * separation[i] * up[row * d + i] * x.mask[i]
+                s0 += v[i]
             }
-            guard s0 > 1e-9 else { return [] }
-            let mx = sx / s0
-            let mc = sc / s0
-            // Partial selection of the largest terms (ties by slot name); slots are few, the kept list is short.
-            return withUnsafeTemporaryAllocation(of: (term: Double, slot: Int).self, capacity: count) { buffer in
-                var top = TopK(buffer: buffer)
-                @inline(__always) func before(_ a: (term: Double, slot: Int), _ b: (term: Double, slot: Int)) -> Bool {
-                    a.term != b.term ? a.term > b.term : FeatureLayout.slots[a.slot].name < FeatureLayout.slots[b.slot].name
-                }
-                for i in 0..<d where x.mask[i] > 0 && v[i] > 0 {
-                    let term = Double(v[i]) / s0 * (Double(x.values[i]) - mx) * (Double(centroid[i]) - mc)
-                    guard term > 0 else { continue }
-                    top.offer((term: term, slot: i), before: before)
-                }
-                return (0..<top.count).map { k in
-                    let i = top[k].slot
-                    let sim = 1 - min(1, abs(Double(x.values[i]) - Double(centroid[i])))
-                    return Explanation(
-                        feature: FeatureLayout.slots[i].name, weight: Float(Double(v[i]) / s0),
-                        similarity: Float(sim), contribution: Float(top[k].term))
-                }
+        }
+        guard s0 > 1e-6 else { return [] }
+        var rows: [(name: String, share: Float, agreement: Float, slot: Int)] = []
+        var merged: [String: Int] = [:]
+        for i in 0..<d where v[i] > 0 {
+            if ExplanationSlots.categorical[i], x.values[i] < 0.5 { continue }
+            let agreement = 1 - min(1, abs(x.values[i] - centroid[i]))
+            let name = vocabulary.displayName(slot: i)
+            if let k = merged[name] {
+                // The second slot of a pair (time of day, day of the week): one row, weights added.
+                let total = rows[k].share + v[i] / s0
+                rows[k].agreement = (rows[k].agreement * rows[k].share + agreement * v[i] / s0) / total
+                rows[k].share = total
+                continue
             }
+            merged[name] = rows.count
+            rows.append((name, v[i] / s0, agreement, i))
+        }
+        return rows.filter { $0.agreement >= 0.5 }
+            .sorted { ($0.share * $0.agreement, $1.slot) > ($1.share * $1.agreement, $0.slot) }
+            .prefix(count)
+            .map { Explanation(feature: $0.name, weight: $0.share, similarity: $0.agreement, contribution: $0.share * $0.agreement) }
+    }
+}
+
+/// The slots that are one value of several (one-hot or multi-hot: place kinds and places, weather
+/// conditions, calendar categories, Bluetooth kinds, activities, audio routes, tags): an
+/// explanation names only the values a snapshot has.
+enum ExplanationSlots {
+    static let categorical: [Bool] = FeatureLayout.slots.map { slot in
+        switch slot.group {
+        case .place, .learnedPlace, .bluetooth, .tags: return true
+        case .weather: return slot.name.hasPrefix("weather.cond_")
+        case .calendar: return FeatureLayout.calendarCategories.contains { slot.name == "calendar.\($0)" }
+        case .motion: return FeatureLayout.activities.contains { slot.name == "motion.\($0)" }
+        case .audio: return FeatureLayout.audioRoutes.contains { slot.name == "audio.\($0)" }
+        default: return false
         }
     }
 }
 
 /// One feature's part in the choice of a bin, as listed in a pick's `why`.
 public struct Explanation: Sendable, Equatable, Codable {
-    /// The feature slot's name (`calendar.study`).
+    /// The feature as a person would name it (`tag wifi = none`, `place: home`, `time of day`).
     public var feature: String
     /// The slot's share of the total effective weight in this comparison.
     public var weight: Float
     /// 1 − |snapshot value − bin centroid| on this slot, clamped to [0, 1].
     public var similarity: Float
-    /// The slot's term in the weighted covariance (positive: it agreed).
+    /// Share × similarity: what the explanations are ranked by.
     public var contribution: Float
 
     /// Creates an explanation row.

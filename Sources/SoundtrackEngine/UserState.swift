@@ -14,6 +14,12 @@ public struct UserState: Sendable {
     public var weights: [Float]
     /// Places learned from coordinates.
     public var places: PlaceBook
+    /// What the user's own feature slots (`place.p*`, `tags.t*`) stand for.
+    public var vocabulary: FeatureVocabulary
+    /// Bins merged into others, by number: the number of the bin each was merged into (which may
+    /// itself have been merged since; ``resolve(bin:)`` follows the chain). Picks and sessions name
+    /// bins by number, so a pick of a merged bin is feedback for the bin that absorbed it.
+    public var mergedInto: [Int: Int]
     /// The listening session: current bin, dislike streak, bins switched away from.
     public var session: SessionState
     /// The most recently picked tracks, oldest first (at most the repeat window).
@@ -49,12 +55,15 @@ public struct UserState: Sendable {
     /// Creates a user state.
     public init(
         user: String, bins: [Bin], weights: [Float], places: PlaceBook, session: SessionState,
-        recentTracks: [String], pickCounter: Int64, nextBinNumber: Int
+        recentTracks: [String], pickCounter: Int64, nextBinNumber: Int,
+        vocabulary: FeatureVocabulary = FeatureVocabulary(), mergedInto: [Int: Int] = [:]
     ) {
         self.user = user
         self.bins = bins
         self.weights = weights
         self.places = places
+        self.vocabulary = vocabulary
+        self.mergedInto = mergedInto
         self.session = session
         self.recent = recentTracks
         self.recentKeys = recentTracks.map(TrackKey.init)
@@ -66,6 +75,19 @@ public struct UserState: Sendable {
     /// The position of a bin in ``bins`` by its number.
     public func binIndex(number: Int) -> Int? {
         bins.firstIndex { $0.number == number }
+    }
+
+    /// The number of the bin that holds what bin `number` held: itself while it exists, else the
+    /// bin it was merged into (following merges of merges); `nil` for a number never used.
+    public func resolve(bin number: Int) -> Int? {
+        var n = number
+        var hops = 0
+        while binIndex(number: n) == nil {
+            guard let next = mergedInto[n], hops < 1000 else { return nil }
+            n = next
+            hops += 1
+        }
+        return n
     }
 
     /// Appends a track to ``recentTracks``, keeping at most `keep`.
@@ -107,12 +129,14 @@ public struct UserState: Sendable {
         public var songs: Set<Int> = []
         /// The weights changed.
         public var weights = false
-        /// The place book changed.
+        /// The place book or the vocabulary changed.
         public var places = false
+        /// Bins merged into others (and so removed), by number; their merges are in ``UserState/mergedInto``.
+        public var removedBins: Set<Int> = []
         /// The pick counter or the next bin number changed (a pick, a new bin).
         public var counters = false
         /// True when nothing changed.
-        public var isEmpty: Bool { bins.isEmpty && songs.isEmpty && !weights && !places && !counters }
+        public var isEmpty: Bool { bins.isEmpty && songs.isEmpty && !weights && !places && !counters && removedBins.isEmpty }
 
         /// Creates an empty change set.
         public init() {}

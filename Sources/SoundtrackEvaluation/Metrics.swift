@@ -91,3 +91,105 @@ public enum Metrics {
         return mi / (hb * hc).squareRoot()
     }
 }
+
+extension Metrics {
+    /// The contingency counts of a clustering `B` against true classes `C`, their marginals and `N`.
+    struct Contingency {
+        var table: [[Int]]
+        var rows: [Int]
+        var columns: [Int]
+        var n: Int
+
+        init<B: Hashable, C: Hashable>(_ pairs: [(B, C)]) {
+            var bi: [B: Int] = [:], ci: [C: Int] = [:]
+            var cells: [Int: [Int: Int]] = [:]
+            for (b, c) in pairs {
+                let r = bi[b] ?? { let k = bi.count; bi[b] = k; return k }()
+                let s = ci[c] ?? { let k = ci.count; ci[c] = k; return k }()
+                cells[r, default: [:]][s, default: 0] += 1
+            }
+            let t = (0..<bi.count).map { r in (0..<ci.count).map { cells[r]?[$0] ?? 0 } }
+            table = t
+            rows = t.map { $0.reduce(0, +) }
+            columns = (0..<ci.count).map { c in t.reduce(0) { $0 + $1[c] } }
+            n = pairs.count
+        }
+
+        static func entropy(_ counts: [Int], _ n: Int) -> Double {
+            counts.reduce(0.0) { acc, k in
+                guard k > 0 else { return acc }
+                let p = Double(k) / Double(n)
+                return acc - p * log(p)
+            }
+        }
+
+        var mutualInformation: Double {
+            let nn = Double(n)
+            var mi = 0.0
+            for (r, row) in table.enumerated() {
+                for (c, k) in row.enumerated() where k > 0 {
+                    mi += Double(k) / nn * log(nn * Double(k) / (Double(rows[r]) * Double(columns[c])))
+                }
+            }
+            return max(0, mi)
+        }
+
+        /// The mutual information expected of two random clusterings with these marginals
+        /// (the hypergeometric model of Vinh, Epps and Bailey, 2010).
+        var expectedMutualInformation: Double {
+            let nn = Double(n)
+            let lgN = logFactorial(nn)
+            var emi = 0.0
+            for a in rows {
+                for b in columns {
+                    let lo = max(1, a + b - n), hi = min(a, b)
+                    guard lo <= hi else { continue }
+                    let da = Double(a), db = Double(b)
+                    var fixed = logFactorial(da) + logFactorial(db)
+                    fixed += logFactorial(nn - da) + logFactorial(nn - db) - lgN
+                    for k in lo...hi {
+                        let kk = Double(k)
+                        let term: Double = kk / nn * log(nn * kk / (da * db))
+                        var logP: Double = fixed - logFactorial(kk) - logFactorial(da - kk)
+                        logP -= logFactorial(db - kk) + logFactorial(nn - da - db + kk)
+                        emi += term * exp(logP)
+                    }
+                }
+            }
+            return emi
+        }
+    }
+
+    /// `log(x!)` through the log-gamma function.
+    static func logFactorial(_ x: Double) -> Double {
+        Foundation.lgamma(x + 1)
+    }
+
+    /// Normalised mutual information with the arithmetic mean of the entropies,
+    /// `I(B; C) / ((H(B) + H(C)) / 2)` (natural logarithms; scikit-learn's default): 1 when both
+    /// partitions are one block or determine each other, 0 when independent.
+    public static func nmiArithmetic<B: Hashable, C: Hashable>(_ pairs: [(B, C)]) -> Double {
+        let t = Contingency(pairs)
+        guard t.n > 0 else { return 0 }
+        let hb = Contingency.entropy(t.rows, t.n), hc = Contingency.entropy(t.columns, t.n)
+        if hb == 0 && hc == 0 { return 1 }
+        guard hb + hc > 0 else { return 0 }
+        return t.mutualInformation / ((hb + hc) / 2)
+    }
+
+    /// Adjusted mutual information: `(I − E[I]) / ((H(B) + H(C)) / 2 − E[I])`, where `E[I]` is the
+    /// mutual information expected by chance for clusterings with the same sizes (arithmetic
+    /// normalisation, scikit-learn's default). 0 for chance-level agreement (and when one of the
+    /// partitions is a single block while the other is not), 1 for identical partitions.
+    public static func ami<B: Hashable, C: Hashable>(_ pairs: [(B, C)]) -> Double {
+        let t = Contingency(pairs)
+        guard t.n > 0 else { return 0 }
+        if t.rows.count == t.columns.count && (t.rows.count <= 1) { return 1 }
+        let hb = Contingency.entropy(t.rows, t.n), hc = Contingency.entropy(t.columns, t.n)
+        let mi = t.mutualInformation
+        let emi = t.expectedMutualInformation
+        let denominator = (hb + hc) / 2 - emi
+        guard abs(denominator) > 1e-12 else { return 0 }
+        return (mi - emi) / denominator
+    }
+}

@@ -49,6 +49,14 @@ struct EngineOptions: ParsableArguments {
 struct EvalCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eval",
+        abstract: "Measure the engine: on a labelled feedback log or online (the default), bins against reported contexts (bins).",
+        subcommands: [EvalLogCommand.self, EvalBinsCommand.self],
+        defaultSubcommand: EvalLogCommand.self)
+}
+
+struct EvalLogCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "log",
         abstract: "Evaluate the engine against baselines on a labelled feedback log, or online against simulated users.",
         discussion: """
             Offline: the log (JSON Lines of feedback events with embedded snapshots, in time order per user) is split \
@@ -107,5 +115,47 @@ struct EvalCommand: ParsableCommand {
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         stderr(String(format: "eval: %d events in %.1f s", report.counts.events, seconds))
+    }
+}
+
+struct EvalBinsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bins",
+        abstract: "How well each person's bins separate the contexts they reported, beside clustering baselines.",
+        discussion: """
+            One learning pass over the snapshots (as `soundtrack batch` makes it, in memory: no database), then, per \
+            person and weighted by snapshots: purity, NMI and AMI of the bins against the reported contexts, and the \
+            same for one bin per person and for k-means (seeded, k = the engine's bins for that person) on the \
+            engine's feature vectors and on the time of week alone; and the share of each context that lands in a \
+            bin it dominates. The truth is CSV with the columns user, context and timestamp (Unix seconds) or at \
+            (RFC 3339). See docs/evaluation.md.
+            """)
+
+    @Argument(help: "The snapshots (JSON Lines, each person's in time order), or - for standard input.") var snapshots: String
+    @Option(help: "The reported contexts: CSV with user, context and timestamp or at.") var truth: String
+    @Option(help: "Seed of the engine and of the k-means baselines.") var seed: UInt64 = 1
+    @Flag(help: "Print the report as JSON instead of a table.") var json = false
+    @Flag(help: "Reject unknown fields in the snapshots.") var strict = false
+    @OptionGroup var engineOptions: EngineOptions
+
+    func run() throws {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let (index, _) = try engineOptions.loadCatalog()
+        let engine = try engineOptions.engine(index, seed: seed)
+        let snapshots = try BinEvaluator.readSnapshots(try readInput(self.snapshots), strict: strict)
+        guard !snapshots.isEmpty else { throw InputError(path: "", expected: "at least one snapshot", got: "none") }
+        guard let text = FileManager.default.contents(atPath: truth).flatMap({ String(data: $0, encoding: .utf8) }) else {
+            throw InputError(path: "--truth", expected: "a readable UTF-8 file", got: "'\(truth)'")
+        }
+        let evaluator = BinEvaluator(engine: engine, seed: seed)
+        let rows = try evaluator.learningPass(snapshots, truth: try ContextTruth.parse(text))
+        let report = evaluator.evaluate(rows)
+        if json {
+            print(report.json().pretty())
+        } else {
+            for line in report.table() { print(line) }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        stderr(String(format: "eval bins: %d snapshots of %d people in %.1f s", snapshots.count, rows.count, seconds))
     }
 }

@@ -1,0 +1,283 @@
+import Foundation
+import SoundtrackCatalog
+import SoundtrackContext
+
+/// Bins as online clusters: made for a new context, moved by every snapshot they serve, merged
+/// when the user has more than ``EngineConfig/binCap``, folded when they never recur
+/// (docs/scoring.md, "Bins").
+extension Recommender {
+    // MARK: - Creation
+
+    /// Makes a bin centred on `x`, seeded with the liked songs of the nearest bin and with catalog
+    /// tracks that fit the best-matching cold-start prior. Returns its index in `state.bins`.
+    ///
+    /// With `seedSongs` the bin starts with exactly those songs instead (onboarding).
+    @discardableResult
+    public func createBin(
+        _ x: FeatureVector, at: Date, nearest: RankedBin?, seedSongs: [BinSong]? = nil, state: inout UserState, rng: inout SeededGenerator
+    ) -> Int {
+        let d = FeatureLayout.dimension
+        var centroid = [Float](repeating: 0, count: d)
+        for i in 0..<d where x.mask[i] > 0 { centroid[i] = x.values[i] }
+        let number = state.nextBinNumber
+        state.nextBinNumber += 1
+        state.changes.counters = true
+
+        var songs: [BinSong] = []
+        var taken = Set<String>()
+        let want = seedSongs == nil ? config.seedTracksPerNewBin : 0
+        for s in seedSongs ?? [] where taken.insert(s.trackId).inserted { songs.append(s) }
+        if seedSongs == nil, let nearest, nearest.score > 0, let ni = state.binIndex(number: nearest.bin) {
+            let liked = state.bins[ni].songs.filter { $0.likes > $0.dislikes }
+                .sorted { ($0.likes - $0.dislikes, $1.trackId) > ($1.likes - $1.dislikes, $0.trackId) }
+            for s in liked.prefix(max(1, want / 3)) where taken.insert(s.trackId).inserted {
+                songs.append(BinSong(trackId: s.trackId))
+            }
+        }
+        let matched = priors.bestMatch(x, weights: state.weights)
+        if songs.count < want {
+            let index = catalog.index()
+            var excluded = Set<Int>()
+            for id in taken.union(state.recentTracks) { if let r = index.row(of: id) { excluded.insert(r) } }
+            let need = want - songs.count
+            var rows = priors.seedTracks(for: matched, index: index, k: need * 3, excluding: excluded)
+            // Seeded variety: bins of the same kind should not all start with the same songs.
+            rows.shuffle(using: &rng)
+            for r in rows.prefix(need) {
+                let id = index.tracks[r].id
+                if taken.insert(id).inserted { songs.append(BinSong(trackId: id)) }
+            }
+        }
+        let bin = Bin(
+            number: number, label: "",
+            centroid: centroid, spread: [Float](repeating: config.initialSpread, count: d), observed: x.mask,
+            observations: 1, songs: songs, prior: matched.name, createdAt: at, updatedAt: at)
+        state.bins.append(bin)
+        let i = state.bins.count - 1
+        relabel(binIndex: i, state: &state)
+        state.changes.bins.insert(number)
+        if !songs.isEmpty { state.changes.songs.insert(number) }
+        return i
+    }
+
+    // MARK: - Learning from served snapshots
+
+    /// A snapshot served by a bin (a pick, a batch line, the snapshot of a feedback event): the bin
+    /// moves toward it, and a move from another bin within the session is counted.
+    ///
+    /// Per slot present in `x`, with the rate `r = max(serveRate, 1/(n+1))` (`n` snapshots served
+    /// so far, so the centroid is the running mean until `n` reaches `1/serveRate`), and at least
+    /// `1 − o` for a slot the bin has rarely seen: `c ← c + r (x − c)`,
+    /// `s² ← (1 − r)(s² + r (x − c)²)`; presence `o ← o + r (m − o)` on every slot; the mean time
+    /// moves the same way. A bin just made for `x` is only counted in the move.
+    func serve(binIndex i: Int, x: FeatureVector, at: Date, created: Bool, state: inout UserState) {
+        let number = state.bins[i].number
+        if let previous = state.session.currentBin.flatMap({ state.resolve(bin: $0) }), previous != number,
+            let p = state.binIndex(number: previous)
+        {
+            state.bins[i].transitions[previous, default: 0] += 1
+            state.bins[p].transitions[number, default: 0] += 1
+            state.changes.bins.insert(previous)
+        }
+        state.changes.bins.insert(number)
+        let t = at.timeIntervalSince1970
+        if created { return }
+        let n = state.bins[i].observations
+        let rate = max(config.serveRate, 1 / Float(n + 1))
+        let d = FeatureLayout.dimension
+        state.bins[i].updateVectors { centroid, spread, observed in
+            x.values.withUnsafeBufferPointer { xv in
+                x.mask.withUnsafeBufferPointer { xm in
+                    for k in 0..<d {
+                        if xm[k] > 0 {
+                            let r = max(rate, 1 - observed[k])
+                            let delta = xv[k] - centroid[k]
+                            centroid[k] += r * delta
+                            spread[k] = ((1 - r) * (spread[k] * spread[k] + r * delta * delta)).squareRoot()
+                            observed[k] += rate * (1 - observed[k])
+                        } else {
+                            observed[k] -= rate * observed[k]
+                        }
+                    }
+                }
+            }
+        }
+        state.bins[i].observations = n + 1
+        state.bins[i].meanTime += (t - state.bins[i].meanTime) / Double(n + 1)
+        if at > state.bins[i].updatedAt { state.bins[i].updatedAt = at }
+        relabel(binIndex: i, state: &state)
+    }
+
+    // MARK: - Merging and folding
+
+    /// What merging bins `a` and `b` costs (the two lowest-cost bins merge first): the weighted
+    /// squared distance of their centroids over the slots both have seen, times the Ward factor
+    /// `n_a n_b / (n_a + n_b)`, divided by `1 + adj · switches(a, b)` (bins the user's sessions
+    /// move between are one context seen two ways) and multiplied by `1 + τ · days between their
+    /// mean times` (bins of the same period of the user's life are more alike than their vectors say).
+    func mergeCost(_ a: Bin, _ b: Bin, weights: [Float]) -> Float {
+        let distance = centroidDistance(a, b, weights: weights)
+        guard distance.isFinite else { return .infinity }
+        let na = Float(a.observations), nb = Float(b.observations)
+        let switches = Float(a.transitions[b.number] ?? 0)
+        let days = Float(abs(a.meanTime - b.meanTime) / 86_400)
+        return na * nb / (na + nb) * distance / (1 + config.mergeTransitionWeight * switches)
+            * (1 + config.mergeTimeWeightPerDay * days)
+    }
+
+    /// The weighted mean squared distance between two bins' centroids over the slots both have seen
+    /// (``EngineConfig/presenceThreshold``); `+∞` when they share none.
+    func centroidDistance(_ a: Bin, _ b: Bin, weights: [Float]) -> Float {
+        let threshold = config.presenceThreshold
+        var sw: Float = 0, s: Float = 0
+        a.centroid.withUnsafeBufferPointer { ca in
+            b.centroid.withUnsafeBufferPointer { cb in
+                a.observed.withUnsafeBufferPointer { oa in
+                    b.observed.withUnsafeBufferPointer { ob in
+                        for k in 0..<FeatureLayout.dimension where oa[k] >= threshold && ob[k] >= threshold {
+                            let dc = ca[k] - cb[k]
+                            sw += weights[k]
+                            s += weights[k] * dc * dc
+                        }
+                    }
+                }
+            }
+        }
+        return sw > 0 ? s / sw : .infinity
+    }
+
+    /// Merges the pair of bins of least ``mergeCost(_:_:weights:)`` while the user has more than
+    /// ``EngineConfig/binCap`` bins.
+    func mergeClosest(at: Date, state: inout UserState) {
+        while state.bins.count > max(1, config.cap(for: state)) {
+            var best: (i: Int, j: Int, cost: Float)?
+            for i in state.bins.indices {
+                for j in (i + 1)..<state.bins.count {
+                    let c = mergeCost(state.bins[i], state.bins[j], weights: state.weights)
+                    if best == nil || c < best!.cost { best = (i, j, c) }
+                }
+            }
+            guard let best else { return }
+            merge(best.j, into: best.i, state: &state)
+        }
+    }
+
+    /// Merges bin `number` with every bin whose centroid is closer to it than
+    /// ``EngineConfig/mergeBelowDistance`` (the older bin survives).
+    func mergeNear(_ number: Int, state: inout UserState) {
+        guard config.mergeBelowDistance > 0 else { return }
+        var current = number
+        while let i = state.binIndex(number: current) {
+            var near: Int?
+            for j in state.bins.indices where j != i {
+                if centroidDistance(state.bins[i], state.bins[j], weights: state.weights) < config.mergeBelowDistance {
+                    near = j
+                    break
+                }
+            }
+            guard let j = near else { return }
+            let (keep, drop) = state.bins[i].number < state.bins[j].number ? (i, j) : (j, i)
+            current = state.bins[keep].number
+            merge(drop, into: keep, state: &state)
+        }
+    }
+
+    /// Folds bins that never recurred: a bin of at most ``EngineConfig/foldMaxObservations``
+    /// snapshots, not served for ``EngineConfig/foldAfterDays``, joins its nearest bin (by
+    /// ``centroidDistance(_:_:weights:)``). `keeping` (the bin just chosen) is never folded.
+    func foldStale(at: Date, keeping: Int, state: inout UserState) {
+        let horizon = at.timeIntervalSince1970 - config.foldAfterDays * 86_400
+        var i = 0
+        while i < state.bins.count, state.bins.count > 1 {
+            let b = state.bins[i]
+            guard b.number != keeping, b.observations <= config.foldMaxObservations, b.updatedAt.timeIntervalSince1970 < horizon else {
+                i += 1
+                continue
+            }
+            var nearest: (j: Int, d: Float)?
+            for j in state.bins.indices where j != i {
+                let d = centroidDistance(b, state.bins[j], weights: state.weights)
+                if nearest == nil || d < nearest!.d { nearest = (j, d) }
+            }
+            guard let nearest else { return }
+            merge(i, into: nearest.j, state: &state)
+        }
+    }
+
+    /// Merges bin `j` into bin `i` (indices in `state.bins`): vectors averaged by snapshot counts and
+    /// presence, songs united with their counts added, switches and times combined; `j` is removed
+    /// and recorded in ``UserState/mergedInto``, and the session's references to it follow.
+    func merge(_ j: Int, into i: Int, state: inout UserState) {
+        let a = state.bins[i], b = state.bins[j]
+        let d = FeatureLayout.dimension
+        let na = Float(a.observations), nb = Float(b.observations)
+        var centroid = [Float](repeating: 0, count: d)
+        var spread = [Float](repeating: 0, count: d)
+        var observed = [Float](repeating: 0, count: d)
+        for k in 0..<d {
+            let wa = na * a.observed[k], wb = nb * b.observed[k]
+            observed[k] = (wa + wb) / (na + nb)
+            guard wa + wb > 0 else {
+                centroid[k] = a.observations >= b.observations ? a.centroid[k] : b.centroid[k]
+                spread[k] = max(a.spread[k], b.spread[k])
+                continue
+            }
+            let c = (wa * a.centroid[k] + wb * b.centroid[k]) / (wa + wb)
+            let da = a.centroid[k] - c, db = b.centroid[k] - c
+            centroid[k] = c
+            spread[k] = ((wa * (a.spread[k] * a.spread[k] + da * da) + wb * (b.spread[k] * b.spread[k] + db * db)) / (wa + wb)).squareRoot()
+        }
+        var merged = a
+        merged.setVectors(centroid: centroid, spread: spread, observed: observed)
+        merged.observations = a.observations + b.observations
+        merged.meanTime = (Double(na) * a.meanTime + Double(nb) * b.meanTime) / Double(na + nb)
+        merged.createdAt = min(a.createdAt, b.createdAt)
+        merged.updatedAt = max(a.updatedAt, b.updatedAt)
+        var songs = a.songs
+        for s in b.songs {
+            if let k = songs.firstIndex(where: { $0.key == s.key && $0.trackId == s.trackId }) {
+                songs[k].likes += s.likes
+                songs[k].dislikes += s.dislikes
+            } else {
+                songs.append(s)
+            }
+        }
+        merged.songs = songs
+        var transitions = a.transitions
+        for (other, count) in b.transitions { transitions[other, default: 0] += count }
+        transitions[a.number] = nil
+        transitions[b.number] = nil
+        merged.transitions = transitions
+        state.bins[i] = merged
+        state.bins.remove(at: j)
+        for k in state.bins.indices {
+            guard let count = state.bins[k].transitions.removeValue(forKey: b.number) else { continue }
+            if state.bins[k].number != a.number { state.bins[k].transitions[a.number, default: 0] += count }
+            state.changes.bins.insert(state.bins[k].number)
+        }
+        state.mergedInto[b.number] = a.number
+        if state.session.currentBin == b.number { state.session.currentBin = a.number }
+        if state.session.switchedTo == b.number { state.session.switchedTo = a.number }
+        if state.session.avoided.contains(b.number) {
+            state.session.avoided = state.session.avoided.map { $0 == b.number ? a.number : $0 }
+                .reduce(into: [Int]()) { if !$0.contains($1) { $0.append($1) } }
+        }
+        state.changes.bins.remove(b.number)
+        state.changes.songs.remove(b.number)
+        state.changes.removedBins.insert(b.number)
+        state.changes.bins.insert(a.number)
+        state.changes.songs.insert(a.number)
+        if let k = state.binIndex(number: a.number) { relabel(binIndex: k, state: &state) }
+    }
+
+    // MARK: - Labels
+
+    /// Gives a bin the label ``BinLabeler`` makes for it among the user's other bins.
+    func relabel(binIndex i: Int, state: inout UserState) {
+        let label = BinLabeler.label(binIndex: i, bins: state.bins, vocabulary: state.vocabulary)
+        if state.bins[i].label != label {
+            state.bins[i].label = label
+            state.changes.bins.insert(state.bins[i].number)
+        }
+    }
+}
