@@ -138,20 +138,29 @@ public struct ColdStartPriors: Sendable, Equatable {
     /// The fallback prior (named ``defaultName``).
     public var fallback: ContextPrior { prior(named: Self.defaultName)! }
 
+    /// The share of a signature's weight that must be present in a snapshot, outside the time
+    /// slots (always present, so never evidence of a context by themselves), for the prior to match.
+    public static let minimumCoverage: Float = 0.5
+
     /// Ranks the priors by how well a feature vector matches their signatures, best first.
     /// Among equal scores ``defaultName`` comes first, then file order: a context that matches
     /// no signature positively (all scores 0 or less) ranks `default` first.
     ///
-    /// With `S` the signature's slots, `O = S ∩ present(x)` and weights `w` (all 1 when `nil`):
+    /// Missing is not evidence: with `S` the signature's slots, `O = S ∩ present(x)` and weights
+    /// `w` (all 1 when `nil`), a prior is eligible only when its slots outside the time group that
+    /// the snapshot has carry at least ``minimumCoverage`` of their weight,
     ///
-    ///     score = Σ_O w s x / ( √(Σ_S w s²) · √(Σ_O w x²) )
+    ///     coverage = Σ_{O \ time} w s² / Σ_{S \ time} w s²   (1 for a signature of time slots alone),
     ///
-    /// a cosine in which the signature's norm counts all its slots (a signature slot the snapshot
-    /// does not have lowers the score: missing is not evidence for the context) while the
-    /// snapshot's norm counts only the shared slots (its other slots say nothing about this
-    /// context). A signature value of 0 ("should be zero", e.g. `time.weekend: 0`) adds nothing
-    /// to the numerator but lowers the score when the snapshot's value is not 0. Scores lie in
-    /// [−1, 1]; a prior without a signature (`default`) scores 0.
+    /// and an eligible prior scores the cosine over the shared slots only,
+    ///
+    ///     score = Σ_O w s x / ( √(Σ_O w s²) · √(Σ_O w x²) ),
+    ///
+    /// so a slot the snapshot lacks neither raises nor lowers a score: an evening with no weather
+    /// section cannot match "rainy evening" (its weather slots are most of its signature), however
+    /// well the time fits. A signature value of 0 ("should be zero", e.g. `time.weekend: 0`) adds
+    /// nothing to the numerator but lowers the score when the snapshot's value is not 0. Scores lie
+    /// in [−1, 1]; an ineligible prior and a prior without a signature (`default`) score 0.
     /// - Parameters:
     ///   - features: the snapshot's features.
     ///   - weights: per-slot weights (``FeatureLayout/dimension`` of them), e.g. ``DefaultWeights``.
@@ -161,17 +170,24 @@ public struct ColdStartPriors: Sendable, Equatable {
         var ranked: [(prior: ContextPrior, score: Float, order: Int)] = []
         for (order, prior) in contexts.enumerated() {
             var dot: Float = 0, ss: Float = 0, xx: Float = 0
+            var evidence: Float = 0, needed: Float = 0
             let s = prior.signature
             for i in 0..<dim where s.mask[i] > 0 {
                 let w = weights?[i] ?? 1
-                ss += w * s.values[i] * s.values[i]
+                let timeSlot = FeatureLayout.slots[i].group == .time
+                // A zero value still names a slot that must be present to count; weigh it as 1 for coverage.
+                let mass = w * max(s.values[i] * s.values[i], s.values[i] == 0 ? 1 : 0)
+                if !timeSlot { needed += mass }
                 guard features.mask[i] > 0 else { continue }
+                if !timeSlot { evidence += mass }
                 let x = features.values[i]
                 dot += w * s.values[i] * x
+                ss += w * s.values[i] * s.values[i]
                 xx += w * x * x
             }
+            let covered = needed == 0 || evidence / needed >= Self.minimumCoverage
             let denominator = (ss * xx).squareRoot()
-            let score = denominator > 0 ? min(max(dot / denominator, -1), 1) : 0
+            let score = covered && denominator > 0 ? min(max(dot / denominator, -1), 1) : 0
             ranked.append((prior, score, prior.name == Self.defaultName ? -1 : order))
         }
         ranked.sort { $0.score > $1.score || ($0.score == $1.score && $0.order < $1.order) }

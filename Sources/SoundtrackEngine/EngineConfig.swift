@@ -33,7 +33,7 @@ public struct EngineConfig: Sendable, Equatable {
     public var stickinessMinutes: Double = 30
     /// How much farther (in distance units) a bin not served for long counts, rising as
     /// `1 − exp(−idle / recencyHours)`.
-    public var recency: Float = 0.02
+    public var recency: Float = 0
     /// The rise time of ``recency``, in hours.
     public var recencyHours: Double = 3
     /// The floor of the rate at which a served snapshot moves its bin (the rate is `1/(n+1)` above it).
@@ -67,7 +67,7 @@ public struct EngineConfig: Sendable, Equatable {
 
     /// Creates a configuration.
     public init(
-        createBinBelow: Float = 0.67, repeatWindow: Int = 20, dislikeStreakSwitch: Int = 3,
+        createBinBelow: Float = 0.55, repeatWindow: Int = 20, dislikeStreakSwitch: Int = 3,
         learningRate: Float = 0.15, weightLearningRate: Float = 0.05, seedTracksPerNewBin: Int = 12,
         sessionTimeoutMinutes: Double = 45, defaultWeights: [Float]? = nil
     ) {

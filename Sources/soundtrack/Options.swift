@@ -16,7 +16,7 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "The engine's random seed: the same seed and inputs give the same picks.")
     var seed: UInt64 = 42
 
-    @Option(name: .long, help: "A directory with thresholds.v1.json, weights.v1.json and priors.v1.json (default: the models built in, identical to Models/).")
+    @Option(name: .long, help: "A directory with thresholds.v2.json, weights.v1.json and priors.v1.json (default: the models built in, identical to Models/).")
     var models: String?
 
     @Option(name: .long, help: "Log level on standard error: trace, debug, info, notice, warning, error, critical.")

@@ -168,12 +168,28 @@ struct ColdStartPriorsTests {
         f.set("place.gym", 1)
         f.set("time.weekend", 1)
         f.set("place.home", 1)  // not in the signature: ignored
-        // dot = 1, ‖s‖ = √2 (running counts though missing), ‖x‖ over shared slots = √2 (gym, weekend)
-        #expect(abs(priors.match(f)[0].score - 0.5) < 1e-6)
+        // Coverage outside time: gym of {gym, running} = 1/2 ≥ 0.5. Over the shared slots (gym, weekend):
+        // dot = 1, ‖s‖ = 1, ‖x‖ = √2; running, missing, neither raises nor lowers the score.
+        #expect(abs(priors.match(f)[0].score - 1 / Float(2).squareRoot()) < 1e-6)
         var w = [Float](repeating: 1, count: FeatureLayout.dimension)
         w[FeatureLayout.require("place.gym")] = 4
-        // dot = 4, ‖s‖ = √5, ‖x‖ = √5
-        #expect(abs(priors.match(f, weights: w)[0].score - 0.8) < 1e-6)
+        // dot = 4, ‖s‖ = √4 = 2, ‖x‖ = √5
+        #expect(abs(priors.match(f, weights: w)[0].score - 4 / (2 * Float(5).squareRoot())) < 1e-6)
+        // Missing is not evidence: with only the time slots present there is no evidence for the
+        // prior (coverage 0), however well the time fits.
+        var timeOnly = FeatureVector()
+        timeOnly.set("time.weekend", 0)
+        #expect(priors.match(timeOnly).first { $0.prior.name == "x" }!.score == 0)
+        // An evening without a weather section does not match the bundled "rainy evening".
+        var evening = FeatureVector()
+        evening.set("time.tod_sin", -0.87)
+        evening.set("time.tod_cos", 0.5)
+        #expect(BundledModels.priors().match(evening).first { $0.prior.name == "rainy evening" }!.score == 0)
+        #expect(BundledModels.priors().bestMatch(evening).name == "default")
+        evening.set("weather.cond_wet", 1)
+        evening.set("weather.clouds", 0.9)
+        evening.set("weather.precip", 0.5)
+        #expect(BundledModels.priors().bestMatch(evening).name == "rainy evening")
         #expect(priors.match(FeatureVector()).map(\.score) == [0, 0])
         #expect(priors.match(FeatureVector()).map(\.prior.name) == ["default", "x"], "default wins ties")
         #expect(BundledModels.priors().match(FeatureVector())[0].prior.name == "default")
@@ -253,49 +269,47 @@ struct ColdStartPriorsTests {
 @Suite("Weights and thresholds")
 struct ModelFileTests {
     @Test func shippedWeights() throws {
-        let w = try DefaultWeights.load(from: Repo.url("Models/weights.v1.json"))
+        let w = try DefaultWeights.load(from: Repo.url("Models/weights.v2.json"))
         #expect(w.count == FeatureLayout.dimension)
         func at(_ name: String) -> Float { w[FeatureLayout.require(name)] }
-        #expect(at("place.gym") == 1.4 && at("place.h3") == 1.0 && at("time.tod_sin") == 0.6)
-        #expect(at("time.daylight") == 0.3 && at("tags.h0") == 0.7 && at("calendar.study") == 1.3)
-        #expect(at("time.weekend") == 0.8 && at("motion.unknown") == 0.3, "slot overrides win over groups")
-        #expect(w.allSatisfy { $0 > 0 })
+        #expect(at("place.gym") == 1.4 && at("place.p3") == 1.0 && at("time.tod_sin") == 1.5)
+        #expect(at("time.daylight") == 0.3 && at("tags.t0") == 1.0 && at("calendar.study") == 1.3)
+        #expect(at("time.dow_sin") == 0 && at("calendar.busy") == 0.8, "slot overrides win over groups")
+        #expect(w.allSatisfy { $0 >= 0 })
     }
 
     @Test func weightsErrors() {
         func decode(_ s: String) throws(InputError) -> [Float] { try DefaultWeights.decode(Data(s.utf8)) }
-        let head = #""schema": "soundtrack.weights", "version": 1"#
+        let head = #""schema": "soundtrack.weights", "version": 2"#
         #expect(throws: InputError(path: "groups.placee", expected: "a feature group name", got: "'placee'")) {
-            try decode(#"{\#(head), "layout_version": 1, "default": 1, "groups": {"placee": 1}}"#)
+            try decode(#"{\#(head), "layout_version": 2, "default": 1, "groups": {"placee": 1}}"#)
         }
         #expect(throws: InputError(path: "slots.place.gymm", expected: "a feature slot name", got: "'place.gymm'")) {
-            try decode(#"{\#(head), "layout_version": 1, "default": 1, "slots": {"place.gymm": 1}}"#)
+            try decode(#"{\#(head), "layout_version": 2, "default": 1, "slots": {"place.gymm": 1}}"#)
         }
         #expect(throws: InputError(path: "slots.place.gym", expected: "a number in 0...5", got: "-1")) {
-            try decode(#"{\#(head), "layout_version": 1, "default": 1, "slots": {"place.gym": -1}}"#)
+            try decode(#"{\#(head), "layout_version": 2, "default": 1, "slots": {"place.gym": -1}}"#)
         }
-        #expect(throws: InputError(path: "layout_version", expected: "1 (the feature layout of this build)", got: "2")) {
-            try decode(#"{\#(head), "layout_version": 2, "default": 1}"#)
+        #expect(throws: InputError(path: "layout_version", expected: "2 (the feature layout of this build)", got: "1")) {
+            try decode(#"{\#(head), "layout_version": 1, "default": 1}"#)
         }
         #expect(throws: InputError(path: "default", expected: "a number in 0...5", got: "nothing")) {
-            try decode(#"{\#(head), "layout_version": 1}"#)
+            try decode(#"{\#(head), "layout_version": 2}"#)
         }
         #expect(throws: InputError(path: "schema", expected: "'soundtrack.weights'", got: "'soundtrack.thresholds'")) {
-            try decode(#"{"schema": "soundtrack.thresholds", "version": 1, "layout_version": 1, "default": 1}"#)
+            try decode(#"{"schema": "soundtrack.thresholds", "version": 2, "layout_version": 2, "default": 1}"#)
         }
-        #expect((try? decode(#"{\#(head), "layout_version": 1, "default": 2}"#)) == [Float](repeating: 2, count: FeatureLayout.dimension))
+        #expect((try? decode(#"{\#(head), "layout_version": 2, "default": 2}"#)) == [Float](repeating: 2, count: FeatureLayout.dimension))
     }
 
     @Test func shippedThresholds() throws {
-        let t = try Thresholds.load(from: Repo.url("Models/thresholds.v1.json"))
-        #expect(
-            t == Thresholds(
-                createBinBelow: 0.65, repeatWindow: 20, dislikeStreakSwitch: 3, learningRate: 0.15, weightLearningRate: 0.05,
-                seedTracksPerNewBin: 12, sessionTimeoutMinutes: 45))
+        let t = try Thresholds.load(from: Repo.url("Models/thresholds.v2.json"))
+        #expect(t.createBinBelow == 0.55 && t.distanceScale == 0.05 && t.binCap == 20 && t.repeatWindow == 20)
+        #expect(t.dislikeStreakSwitch == 3 && t.learningRate == 0.15 && t.sessionTimeoutMinutes == 45)
     }
 
     @Test func thresholdsErrors() throws {
-        let text = try String(contentsOf: Repo.url("Models/thresholds.v1.json"), encoding: .utf8)
+        let text = try String(contentsOf: Repo.url("Models/thresholds.v2.json"), encoding: .utf8)
         func decode(_ old: String, _ new: String) throws(InputError) -> Thresholds {
             try Thresholds.decode(Data(text.replacingOccurrences(of: old, with: new).utf8))
         }
@@ -311,12 +325,15 @@ struct ModelFileTests {
         #expect(throws: InputError(path: "session_timeout_minutes", expected: "an integer in 1...10080", got: "nothing")) {
             try decode(#",\#n  "session_timeout_minutes": 45"#, "")
         }
-        #expect(throws: InputError(path: "create_bin_below", expected: "a number in -1...1", got: "'high'")) {
-            try decode(#""create_bin_below": 0.65"#, #""create_bin_below": "high""#)
+        #expect(throws: InputError(path: "create_bin_below", expected: "a number in 0...1", got: "'high'")) {
+            try decode(#""create_bin_below": 0.55"#, #""create_bin_below": "high""#)
+        }
+        #expect(throws: InputError(path: "bin_cap", expected: "an integer in 1...1000", got: "0")) {
+            try decode(#""bin_cap": 20"#, #""bin_cap": 0"#)
         }
         #expect(throws: InputError.self) { try decode(#""repeat_window": 20"#, #""repeat_windw": 20"#) }
-        #expect(throws: InputError(path: "version", expected: "1 (the version this build reads)", got: "2")) {
-            try decode(#""version": 1"#, #""version": 2"#)
+        #expect(throws: InputError(path: "version", expected: "2 (the version this build reads)", got: "1")) {
+            try decode(#""version": 2"#, #""version": 1"#)
         }
     }
 }
@@ -325,7 +342,7 @@ struct ModelFileTests {
 struct BundledModelsTests {
     @Test(arguments: ["priors", "weights", "thresholds"])
     func constantsEqualTheFilesByteForByte(_ name: String) throws {
-        let file = try Data(contentsOf: Repo.url("Models/\(name).v1.json"))
+        let file = try Data(contentsOf: Repo.url("Models/\(name).\(name == "priors" ? "v1" : "v2").json"))
         let constant: String =
             switch name {
             case "priors": BundledModels.priorsJSON
@@ -339,7 +356,7 @@ struct BundledModelsTests {
 
     @Test func decodedValuesEqualTheFiles() throws {
         #expect(BundledModels.priors() == (try ColdStartPriors.load(from: Repo.url("Models/priors.v1.json"))))
-        #expect(BundledModels.weights() == (try DefaultWeights.load(from: Repo.url("Models/weights.v1.json"))))
-        #expect(BundledModels.thresholds() == (try Thresholds.load(from: Repo.url("Models/thresholds.v1.json"))))
+        #expect(BundledModels.weights() == (try DefaultWeights.load(from: Repo.url("Models/weights.v2.json"))))
+        #expect(BundledModels.thresholds() == (try Thresholds.load(from: Repo.url("Models/thresholds.v2.json"))))
     }
 }

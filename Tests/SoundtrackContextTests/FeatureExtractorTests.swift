@@ -32,6 +32,17 @@ func timeSlots(hour: Double, weekday: Int) -> [String: Double] {
 
 func decode(_ text: String) throws -> Snapshot { try Snapshot.decode(Data(text.utf8), strict: true) }
 
+extension FeatureExtractor {
+    /// Extraction for a user whose vocabulary starts empty for every call (each test names the slots).
+    func extract(_ s: Snapshot, places: inout PlaceBook) -> FeatureVector {
+        var vocabulary = FeatureVocabulary()
+        return extract(s, places: &places, vocabulary: &vocabulary)
+    }
+}
+
+let placeSlotNames = (0..<FeatureLayout.learnedPlaceSlots).map { "p\($0)" }
+let tagSlotNames = (0..<FeatureLayout.tagSlots).map { "t\($0)" }
+
 @Suite("Feature extraction")
 struct FeatureExtractorTests {
     let extractor = FeatureExtractor()
@@ -45,7 +56,8 @@ struct FeatureExtractorTests {
         expected["movement.speed"] = 0.23574841732662374
         expected["movement.moving"] = 1
         expected.merge(oneHot("place", FeatureLayout.placeCategories, hot: "library")) { $1 }
-        expected.merge(oneHot("place", (0..<8).map { "h\($0)" }, hot: "h0")) { $1 }  // fnv1a("label:library") % 8 = 0
+        expected["location.accuracy"] = log10(12.0) / 3
+        expected.merge(oneHot("place", placeSlotNames, hot: "p0")) { $1 }  // the user's first place
         expected["weather.temp"] = 23.5 / 60
         expected["weather.wind"] = 0.26
         expected["weather.clouds"] = 0.8
@@ -62,7 +74,7 @@ struct FeatureExtractorTests {
         expected["motion.steps_today"] = 2150.0 / 15000
         expected.merge(oneHot("audio", FeatureLayout.audioRoutes, hot: "headphones")) { $1 }
         expected["audio.volume"] = 0.45
-        expected.merge(oneHot("tags", (0..<16).map { "h\($0)" }, hot: "h6")) { $1 }  // fnv1a("mood=focused") % 16 = 6
+        expected["tags.t0"] = 1  // mood=focused, the user's first tag; no other tag of the key is known
         expectSlots(v, expected)
         #expect(places.places.isEmpty, "a labelled place does not learn from coordinates")
     }
@@ -83,7 +95,7 @@ struct FeatureExtractorTests {
         var expected = timeSlots(hour: 18.5, weekday: 0)  // Monday
         expected["movement.speed"] = 0.3864431602543048
         expected["movement.moving"] = 1
-        expected.merge(oneHot("place", (0..<8).map { "h\($0)" }, hot: "h7")) { $1 }  // fnv1a("pl-1") % 8 = 7
+        expected.merge(oneHot("place", placeSlotNames, hot: "p0")) { $1 }  // pl-1, the user's first place
         expected.merge(oneHot("calendar", FeatureLayout.calendarCategories, hot: "workout")) { $1 }
         expected["calendar.busy"] = 1
         expected["calendar.next_soon"] = exp(-1.5)  // dinner in 90 minutes
@@ -116,7 +128,7 @@ struct FeatureExtractorTests {
         expected["movement.speed"] = 0.8773484072743342
         expected["movement.moving"] = 1
         expected.merge(oneHot("place", FeatureLayout.placeCategories, hot: "transit")) { $1 }
-        expected.merge(oneHot("place", (0..<8).map { "h\($0)" }, hot: "h1")) { $1 }  // fnv1a("label:car") % 8 = 1
+        expected.merge(oneHot("place", placeSlotNames, hot: "p0")) { $1 }  // label:car, the user's first place
         expected["weather.temp"] = 0.25
         expected["weather.wind"] = 1
         expected.merge(oneHot("weather", FeatureLayout.weatherGroups.map { "cond_\($0)" }, hot: "cond_snow")) { $1 }
@@ -127,10 +139,11 @@ struct FeatureExtractorTests {
         expected.merge(oneHot("motion", FeatureLayout.activities, hot: "automotive")) { $1 }
         expected.merge(oneHot("audio", FeatureLayout.audioRoutes, hot: "car")) { $1 }
         expected["audio.volume"] = 0.6
-        var tags = oneHot("tags", (0..<16).map { "h\($0)" }, hot: nil)
-        tags["tags.h4"] = 1  // fnv1a("traffic=heavy") % 16
-        tags["tags.h1"] = 1  // fnv1a("road=highway") % 16
-        expected.merge(tags) { $1 }
+        // One slot per tag, in the order the snapshot lists them (a dictionary: either order).
+        let traffic = v.value("tags.t0") == 1 && v.value("tags.t1") == 1
+        #expect(traffic)
+        expected["tags.t0"] = 1
+        expected["tags.t1"] = 1
         expectSlots(v, expected)
     }
 
@@ -187,7 +200,7 @@ struct FeatureExtractorTests {
         let v = extractor.extract(s, places: &places)
         #expect(abs(Double(v.value("movement.speed")!) - value) < 1e-4)
         #expect(v.value("movement.moving") == Float(moving))
-        #expect(v.value("place.h0") == nil, "speed alone is no place")
+        #expect(v.value("place.p0") == nil, "speed alone is no place")
     }
 
     @Test func clampsExtremes() {
@@ -223,20 +236,25 @@ struct FeatureExtractorTests {
 
     @Test func placeKeysAndLearning() {
         var places = PlaceBook()
+        var vocabulary = FeatureVocabulary()
         func learned(_ location: Location) -> Int? {
-            let v = extractor.extract(Snapshot(user: "u", at: ts("2026-03-14T10:00:00Z"), location: location), places: &places)
-            return (0..<8).first { v.value("place.h\($0)") == 1 }
+            let v = extractor.extract(
+                Snapshot(user: "u", at: ts("2026-03-14T10:00:00Z"), location: location), places: &places, vocabulary: &vocabulary)
+            return placeSlotNames.indices.first { v.value("place.p\($0)") == 1 }
         }
         // Labels normalise: case, spaces and diacritics do not change the key.
-        #expect(learned(Location(place: "  STADTBIBLIOTHEK ")) == 2)  // fnv1a("label:stadtbibliothek") % 8
-        #expect(learned(Location(place: "Stadtbibliothek")) == 2)
+        #expect(learned(Location(place: "  STADTBIBLIOTHEK ")) == 0)
+        #expect(learned(Location(place: "Stadtbibliothek")) == 0)
         #expect(places.places.isEmpty)
-        // Coordinates without a label learn places.
-        #expect(learned(Location(lat: 42.0267, lon: -93.6465)) == 7)  // pl-1
-        #expect(learned(Location(lat: 42.0270, lon: -93.6462)) == 7)  // ~40 m away: pl-1
+        // Coordinates without a label learn places, each its own slot in the order first seen.
+        #expect(learned(Location(lat: 42.0267, lon: -93.6465)) == 1)  // pl-1
+        #expect(learned(Location(lat: 42.0270, lon: -93.6462)) == 1)  // ~40 m away: pl-1
         #expect(learned(Location(lat: 42.0400, lon: -93.6465)) == 2)  // ~1.5 km away: pl-2
         #expect(places.places.map(\.id) == ["pl-1", "pl-2"])
         #expect(places.places[0].count == 2)
+        #expect(vocabulary.places == ["label:stadtbibliothek", "pl-1", "pl-2"])
+        #expect(vocabulary.displayName(slot: FeatureLayout.require("place.p0")) == "place: stadtbibliothek")
+        #expect(vocabulary.displayName(slot: FeatureLayout.require("place.p2")) == "place #2")
         // A label with no letters or digits counts as no label.
         #expect(learned(Location(lat: 42.0400, lon: -93.6465, place: " – ")) == 2)
         #expect(places.places[1].count == 2)
@@ -245,6 +263,34 @@ struct FeatureExtractorTests {
             Snapshot(user: "u", at: ts("2026-03-14T10:00:00Z"), location: Location(place: "Grandma's")), places: &places)
         #expect(v.value("place.other") == 1)
         #expect(v.value("place.home") == 0)
+    }
+
+    @Test func tagSlotsAreTheUsersOwnAndMissingKeysStayMissing() {
+        var places = PlaceBook()
+        var vocabulary = FeatureVocabulary()
+        func extract(_ tags: [String: String]) -> FeatureVector {
+            extractor.extract(Snapshot(user: "u", at: ts("2026-03-14T10:00:00Z"), tags: tags), places: &places, vocabulary: &vocabulary)
+        }
+        let a = extract(["wifi": "none"])
+        #expect(a.value("tags.t0") == 1)
+        let b = extract(["WiFi": "Home", "noise": "loud"])
+        // wifi=home takes the next slot; wifi=none is present and 0 (the key is there), noise=loud gets a slot.
+        #expect(vocabulary.tags.count == 3)
+        let home = vocabulary.tags.firstIndex(of: "wifi=home")!, loud = vocabulary.tags.firstIndex(of: "noise=loud")!
+        #expect(b.value("tags.t0") == 0)
+        #expect(b.value("tags.t\(home)") == 1)
+        #expect(b.value("tags.t\(loud)") == 1)
+        // A snapshot without the noise key: the noise slot is missing, not 0 (missing is not evidence).
+        let c = extract(["wifi": "none"])
+        #expect(c.value("tags.t\(loud)") == nil)
+        #expect(c.value("tags.t\(home)") == 0)
+        #expect(vocabulary.displayName(slot: FeatureLayout.require("tags.t0")) == "tag wifi = none")
+        // When every slot is taken, a new value gets none but its key still marks the known values.
+        for k in 0..<FeatureLayout.tagSlots { _ = extract(["k\(k)": "v"]) }
+        #expect(vocabulary.tags.count == FeatureLayout.tagSlots)
+        let d = extract(["wifi": "office"])
+        #expect(d.value("tags.t0") == 0)
+        #expect(d.value("tags.t\(home)") == 0)
     }
 
     @Test func emptyBluetoothIsPresentAndZero() {
@@ -270,10 +316,10 @@ struct FeatureExtractorTests {
         }
         // One-hot groups are contiguous, which the extractor relies on.
         let groups: [(String, [String])] = [
-            ("place", FeatureLayout.placeCategories), ("place", (0..<8).map { "h\($0)" }),
+            ("place", FeatureLayout.placeCategories), ("place", placeSlotNames),
             ("weather", FeatureLayout.weatherGroups.map { "cond_\($0)" }), ("calendar", FeatureLayout.calendarCategories),
             ("bluetooth", FeatureLayout.bluetoothKinds), ("motion", FeatureLayout.activities),
-            ("audio", FeatureLayout.audioRoutes), ("tags", (0..<16).map { "h\($0)" }),
+            ("audio", FeatureLayout.audioRoutes), ("tags", tagSlotNames),
         ]
         for (prefix, names) in groups {
             let first = FeatureLayout.require("\(prefix).\(names[0])")

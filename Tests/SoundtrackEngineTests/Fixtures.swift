@@ -16,8 +16,8 @@ enum Fixtures {
     static let priors: ColdStartPriors = try! ColdStartPriors.load(from: root.appendingPathComponent("Models/priors.v1.json"))
 
     static let config: EngineConfig = {
-        let t = try! Thresholds.load(from: root.appendingPathComponent("Models/thresholds.v1.json"))
-        let w = try! DefaultWeights.load(from: root.appendingPathComponent("Models/weights.v1.json"))
+        let t = try! Thresholds.load(from: root.appendingPathComponent("Models/thresholds.v2.json"))
+        let w = try! DefaultWeights.load(from: root.appendingPathComponent("Models/weights.v2.json"))
         return EngineConfig(thresholds: t, weights: w)
     }()
 

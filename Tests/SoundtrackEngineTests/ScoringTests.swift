@@ -3,7 +3,7 @@ import SoundtrackContext
 import Testing
 @testable import SoundtrackEngine
 
-@Suite("Weighted correlation scoring")
+@Suite("Weighted distance scoring")
 struct ScoringTests {
     func bin(_ n: Int, _ c: [Float], observed: [Float]? = nil, spread: Float = 0.2) -> Bin {
         Bin(number: n, label: "", centroid: c, spread: [Float](repeating: spread, count: c.count),
@@ -11,22 +11,16 @@ struct ScoringTests {
             createdAt: Date(), updatedAt: Date())
     }
 
-    /// The reference: weighted Pearson correlation computed directly, slot by slot.
+    /// The reference: the weighted mean squared distance over the slots present on both sides,
+    /// computed directly, slot by slot.
     func reference(_ x: FeatureVector, _ b: Bin, weights: [Float], config: EngineConfig) -> Double {
-        var v: [Double] = []
-        for i in 0..<FeatureLayout.dimension {
-            let s = Double(b.spread[i]), k = Double(config.spreadScale)
-            v.append(Double(weights[i] * b.observed[i] * x.mask[i]) / (1 + s * s / (k * k)))
+        var sw = 0.0, sd = 0.0
+        for i in 0..<FeatureLayout.dimension where x.mask[i] > 0 && b.observed[i] >= config.presenceThreshold {
+            let d = Double(x.values[i] - b.centroid[i])
+            sw += Double(weights[i])
+            sd += Double(weights[i]) * d * d
         }
-        let s0 = v.reduce(0, +)
-        let mx = zip(v, x.values).map { $0 * Double($1) }.reduce(0, +) / s0
-        let mc = zip(v, b.centroid).map { $0 * Double($1) }.reduce(0, +) / s0
-        var cov = 0.0, vx = 0.0, vc = 0.0
-        for i in 0..<v.count {
-            let dx = Double(x.values[i]) - mx, dc = Double(b.centroid[i]) - mc
-            cov += v[i] * dx * dc; vx += v[i] * dx * dx; vc += v[i] * dc * dc
-        }
-        return cov / (vx * vc).squareRoot()
+        return sw > 0 ? sd / sw : .infinity
     }
 
     func matrix(_ bins: [Bin], config: EngineConfig = EngineConfig()) -> ScoringMatrix {
@@ -46,26 +40,19 @@ struct ScoringTests {
         }
     }
 
-    @Test("The CBLAS scores equal the slot-by-slot weighted correlation")
+    @Test("The CBLAS distances equal the slot-by-slot weighted distance over shared slots")
     func matchesReference() {
         var rng = SeededGenerator(seed: 3)
         let d = FeatureLayout.dimension
         let config = EngineConfig()
         var weights = [Float](repeating: 1, count: d)
         for i in 0..<d { weights[i] = Float(0.2 + rng.unit() * 2) }
-        var bins: [Bin] = []
-        for n in 0..<64 {
-            let c = (0..<d).map { _ in Float(rng.unit()) }
-            let o = (0..<d).map { _ in Float(rng.unit() < 0.8 ? 1 : rng.unit()) }
-            var b = bin(n + 1, c, observed: o)
-            b.spread = (0..<d).map { _ in Float(0.05 + rng.unit() * 0.4) }
-            bins.append(b)
-        }
+        let bins = randomBins(64, rng: &rng)
         var x = FeatureVector()
         for i in 0..<d where rng.unit() < 0.7 { x.set(i, Float(rng.unit())) }
         let m = matrix(bins, config: config)
-        let scores = m.scores(x, weights: weights)
-        for (b, s) in zip(bins, scores) {
+        let distances = m.distances(x, weights: weights)
+        for (b, s) in zip(bins, distances) {
             #expect(abs(Double(s) - reference(x, b, weights: weights, config: config)) < 1e-4)
         }
     }
@@ -81,22 +68,23 @@ struct ScoringTests {
         for i in 0..<d where rng.unit() < 0.7 { x.set(i, Float(rng.unit())) }
         for step in 0..<40 {
             switch step % 4 {
-            case 0:  // one bin's vectors change (as a liked context pulls it)
+            case 0:  // one bin's vectors change (as a served snapshot moves it)
                 let r = Int(rng.next() % UInt64(bins.count))
                 bins[r].centroid[Int(rng.next() % UInt64(d))] = Float(rng.unit())
-                bins[r].spread[Int(rng.next() % UInt64(d))] = Float(0.05 + rng.unit() * 0.4)
+                bins[r].observed[Int(rng.next() % UInt64(d))] = Float(rng.unit())
             case 1:  // a new bin
                 bins += randomBins(1, rng: &rng)
             case 2:  // a bin replaced by another value
                 bins[Int(rng.next() % UInt64(bins.count))] = randomBins(1, rng: &rng)[0]
-            default:  // a bin removed
+            default:  // a bin removed (merged away) from the middle
                 if bins.count > 2 { bins.remove(at: Int(rng.next() % UInt64(bins.count))) }
             }
             let weights = (0..<d).map { _ in Float(0.2 + rng.unit() * 2) }
             m.sync(bins: bins, config: config)
             #expect(m.binCount == bins.count)
-            #expect(m.scores(x, weights: weights) == matrix(bins, config: config).scores(x, weights: weights))
-            for (b, s) in zip(bins, m.scores(x, weights: weights)) {
+            let fresh = matrix(bins, config: config).distances(x, weights: weights)
+            #expect(m.distances(x, weights: weights) == fresh)
+            for (b, s) in zip(bins, fresh) {
                 #expect(abs(Double(s) - reference(x, b, weights: weights, config: config)) < 1e-4)
             }
         }
@@ -118,21 +106,30 @@ struct ScoringTests {
         #expect(b == b && copy != b)
     }
 
-    @Test("Slots missing from the snapshot do not change the score")
-    func maskedSlotsIgnored() {
+    @Test("Missing is not evidence: slots missing from the snapshot, or unseen by the bin, change nothing")
+    func missingSlotsIgnored() {
         let d = FeatureLayout.dimension
         var rng = SeededGenerator(seed: 5)
         let c = (0..<d).map { _ in Float(rng.unit()) }
-        let m = matrix([bin(1, c)])
+        var observed = [Float](repeating: 1, count: d)
+        for i in 60..<d { observed[i] = 0 }  // the bin never saw these slots
+        let m = matrix([bin(1, c, observed: observed)])
         let w = [Float](repeating: 1, count: d)
         var x = FeatureVector()
         for i in 0..<40 { x.set(i, Float(rng.unit())) }
         var y = x
         for i in 40..<d { y.values[i] = 0.9 }  // values under a zero mask
-        #expect(m.scores(x, weights: w) == m.scores(y, weights: w))
+        #expect(m.distances(x, weights: w) == m.distances(y, weights: w))
+        var z = x
+        for i in 60..<d { z.set(i, 0.1) }  // present in the snapshot, never seen by the bin
+        #expect(m.distances(x, weights: w) == m.distances(z, weights: w))
+        // Nothing shared at all: no evidence either way, an infinite distance (similarity 0).
+        var far = FeatureVector()
+        for i in 60..<d { far.set(i, 0.5) }
+        #expect(m.distances(far, weights: w)[0] == .infinity)
     }
 
-    @Test("A snapshot equal to a centroid scores 1; its mirror image scores −1")
+    @Test("A snapshot equal to a centroid is at distance 0 (similarity 1); farther is less similar")
     func extremes() {
         let d = FeatureLayout.dimension
         var rng = SeededGenerator(seed: 9)
@@ -140,9 +137,12 @@ struct ScoringTests {
         let m = matrix([bin(1, c)])
         let w = [Float](repeating: 1, count: d)
         let same = FeatureVector(values: c, mask: [Float](repeating: 1, count: d))
+        let near = FeatureVector(values: c.map { $0 + 0.1 }, mask: [Float](repeating: 1, count: d))
         let mirror = FeatureVector(values: c.map { 1 - $0 }, mask: [Float](repeating: 1, count: d))
-        #expect(abs(m.scores(same, weights: w)[0] - 1) < 1e-4)
-        #expect(abs(m.scores(mirror, weights: w)[0] + 1) < 1e-4)
+        let ds = [same, near, mirror].map { m.distances($0, weights: w)[0] }
+        #expect(abs(ds[0]) < 1e-4)
+        #expect(abs(ds[1] - 0.01) < 1e-4)
+        #expect(ds[2] > ds[1])
     }
 }
 

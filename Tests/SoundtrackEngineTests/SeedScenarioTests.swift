@@ -19,7 +19,8 @@ struct SeedScenarioTests {
         #expect(bin.label.contains("library"))
         #expect(Fixtures.meanEnergy(bin) < Fixtures.catalogMeanEnergy - 0.15)
         #expect(!pick.track.title.isEmpty)
-        #expect(pick.why.contains { $0.feature.hasPrefix("calendar.") || $0.feature.hasPrefix("place.") })
+        #expect(pick.why.contains { $0.feature.hasPrefix("calendar: ") || $0.feature.hasPrefix("place") })
+        #expect(pick.why.allSatisfy { !$0.feature.contains(".") }, "explanations name features as a person would, never a slot")
     }
 
     @Test("The gym with high cadence and heart rate gets a high-energy bin")
@@ -143,16 +144,17 @@ struct SeedScenarioTests {
         var state = engine.newUser("u-1")
         let t = Fixtures.at("2026-03-11T09:40:00+01:00")
         let (p, r) = engine.pick(Fixtures.library(at: t.rfc3339), state: &state)
-        let later = Fixtures.library(at: "2026-03-11T13:10:00+01:00")
+        let later = Fixtures.library(at: "2026-03-11T09:58:00+01:00")
         var ev = FeedbackEvent(id: "x", user: "u-1", at: later.at, track: p.track.id, signal: .like, snapshot: later)
         ev.pickId = nil
         let todCos = FeatureLayout.require("time.tod_cos")
         let before = state.bins[0].centroid[todCos]
-        let x = engine.extractor.extract(later, places: &state.places).values[todCos]
+        let x = engine.extractor.extract(later, places: &state.places, vocabulary: &state.vocabulary).values[todCos]
         _ = try engine.feedback(ev, pick: nil, state: &state)
         let after = state.bins[0].centroid[todCos]
         #expect(abs(after - x) < abs(before - x))
-        #expect(state.bins[0].observations == 2)
+        #expect(state.bins.count == 1, "the same context, the same bin")
+        #expect(state.bins[0].observations == 2, "the event's snapshot was served by the bin")
         #expect(state.changes.weights)
         #expect(abs(state.weights.reduce(0, +) - Fixtures.config.defaultWeights.reduce(0, +)) < 0.01)
         _ = r
@@ -167,7 +169,10 @@ struct SeedScenarioTests {
         bare.bluetooth = nil
         let p = engine.pick(bare, state: &state).pick
         #expect(!p.bin.created)
-        #expect(!p.why.contains { $0.feature.hasPrefix("weather.") || $0.feature.hasPrefix("bluetooth.") })
+        let vocabulary = FeatureVocabulary()
+        let missing = Set(FeatureLayout.slots.indices.filter { [.weather, .bluetooth].contains(FeatureLayout.slots[$0].group) }
+            .map { vocabulary.displayName(slot: $0) })
+        #expect(!p.why.contains { missing.contains($0.feature) })
     }
 
     @Test("An unknown track in feedback is an error naming the field")

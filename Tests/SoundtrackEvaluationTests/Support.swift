@@ -19,8 +19,8 @@ enum Repo {
 
     /// The shipped model files.
     static let config: EngineConfig = {
-        let t = try! Thresholds.load(from: url("Models/thresholds.v1.json"))
-        let w = try! DefaultWeights.load(from: url("Models/weights.v1.json"))
+        let t = try! Thresholds.load(from: url("Models/thresholds.v2.json"))
+        let w = try! DefaultWeights.load(from: url("Models/weights.v2.json"))
         return EngineConfig(thresholds: t, weights: w)
     }()
 
