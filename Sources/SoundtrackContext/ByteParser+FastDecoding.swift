@@ -530,6 +530,7 @@ extension ByteParser {
         var track: String? = nil
         var signal: Signal? = nil
         var playedMs: Int? = nil
+        var rating: Int? = nil
         var pickId: String? = nil
         var snapshot: Snapshot? = nil
         var seen: UInt64 = 0
@@ -558,6 +559,12 @@ extension ByteParser {
                     guard x == x.rounded(.towardZero) else { throw Bail() }
                     playedMs = Int(x)
                 }
+            } else if fastKeyIs(key, "rating") {
+                try fastMark(8, &seen)
+                if let x = try fastNumber(.closed(1, 5)) {
+                    guard x == x.rounded(.towardZero) else { throw Bail() }
+                    rating = Int(x)
+                }
             } else if fastKeyIs(key, "pick_id") {
                 try fastMark(6, &seen)
                 pickId = try fastNull() ? nil : try fastIdentifier()
@@ -570,9 +577,11 @@ extension ByteParser {
         }
         guard let id, let user, let at, let track, let signal else { throw Bail() }
         guard pickId != nil || snapshot != nil else { throw Bail() }
+        guard (signal == .rate) == (rating != nil) else { throw Bail() }
         if let snapshot, snapshot.user != user { throw Bail() }
         return FeedbackEvent(
-            id: id, user: user, at: at, track: track, signal: signal, playedMs: playedMs, pickId: pickId, snapshot: snapshot)
+            id: id, user: user, at: at, track: track, signal: signal, rating: rating, playedMs: playedMs, pickId: pickId,
+            snapshot: snapshot)
     }
 
     // MARK: Documents

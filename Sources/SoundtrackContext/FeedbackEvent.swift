@@ -9,7 +9,7 @@ import Foundation
 /// let e = try FeedbackEvent.decode(Data(#"""
 /// {"id":"ev-1","user":"u-1","at":"2026-03-14T07:45:02+01:00","track":"t-9","signal":"skip","pick_id":"p-1"}
 /// """#.utf8))
-/// e.signal.isPositive  // false
+/// e.isLike  // false
 /// ```
 public struct FeedbackEvent: Sendable, Equatable {
     /// The idempotency key: applying the same event twice changes nothing the second time.
@@ -22,6 +22,8 @@ public struct FeedbackEvent: Sendable, Equatable {
     public var track: String
     /// What the user did.
     public var signal: Signal
+    /// The stars of a ``Signal/rate`` event, 1…5 (`nil` for every other signal).
+    public var rating: Int?
     /// How long the track played, in milliseconds.
     public var playedMs: Int?
     /// The pick this feedback answers.
@@ -31,7 +33,7 @@ public struct FeedbackEvent: Sendable, Equatable {
 
     /// An event from its parts (not validated; use ``init(json:path:strict:)`` for input).
     public init(
-        id: String, user: String, at: Timestamp, track: String, signal: Signal,
+        id: String, user: String, at: Timestamp, track: String, signal: Signal, rating: Int? = nil,
         playedMs: Int? = nil, pickId: String? = nil, snapshot: Snapshot? = nil
     ) {
         self.id = id
@@ -39,6 +41,7 @@ public struct FeedbackEvent: Sendable, Equatable {
         self.at = at
         self.track = track
         self.signal = signal
+        self.rating = rating
         self.playedMs = playedMs
         self.pickId = pickId
         self.snapshot = snapshot
@@ -55,13 +58,33 @@ public enum Signal: String, Sendable, Equatable, CaseIterable {
     case skip
     /// Played to the end: an implicit like.
     case complete
-
-    /// Whether the signal counts in the track's favour (`like`, `complete`).
-    public var isPositive: Bool { self == .like || self == .complete }
+    /// Stars, 1…5, in the event's ``FeedbackEvent/rating``: 4 and 5 count as a like, 1 and 2 as a
+    /// dislike, 3 as neither (upserted per user, track and bin: a new rating replaces the old one).
+    case rate
 }
 
 extension FeedbackEvent {
-    static let knownFields = ["id", "user", "at", "track", "signal", "played_ms", "pick_id", "snapshot"]
+    /// Whether the event counts in the track's favour: `like`, `complete`, or a rating of 4 or 5.
+    public var isLike: Bool {
+        switch signal {
+        case .like, .complete: true
+        case .dislike, .skip: false
+        case .rate: (rating ?? 0) >= 4
+        }
+    }
+
+    /// Whether the event counts against the track: `dislike`, `skip`, or a rating of 1 or 2.
+    public var isDislike: Bool {
+        switch signal {
+        case .dislike, .skip: true
+        case .like, .complete: false
+        case .rate: (rating ?? 3) <= 2
+        }
+    }
+}
+
+extension FeedbackEvent {
+    static let knownFields = ["id", "user", "at", "track", "signal", "rating", "played_ms", "pick_id", "snapshot"]
 
     /// Decodes and validates a feedback event from JSON bytes.
     ///
@@ -99,7 +122,8 @@ extension FeedbackEvent {
     /// | `id`, `user` | required; non-empty, ≤ 128 characters, no control characters |
     /// | `at` | required; RFC 3339 with an offset |
     /// | `track` | required; non-empty, ≤ 1024 characters |
-    /// | `signal` | required; `like`, `dislike`, `skip` or `complete` |
+    /// | `signal` | required; `like`, `dislike`, `skip`, `complete` or `rate` |
+    /// | `rating` | an integer 1…5; required with `rate`, not allowed with any other signal |
     /// | `played_ms` | an integer ≥ 0 |
     /// | `pick_id`, `snapshot` | at least one of them; `pick_id` as `id` |
     /// | `snapshot` | a valid snapshot whose `user` is the event's |
@@ -117,6 +141,19 @@ extension FeedbackEvent {
         let at = try r.requiredTimestamp("at")
         let track = try r.requiredString("track", maxLength: Snapshot.maxTextLength)
         let signal = try r.requiredEnumeration("signal", Signal.self)
+        var rating: Int? = nil
+        if let v = r.value("rating") {
+            guard case .number(let x) = v, x == x.rounded(.towardZero), x >= 1, x <= 5 else {
+                throw InputError(path: r.path(of: "rating"), expected: "an integer in 1...5", got: Got.value(v))
+            }
+            rating = Int(x)
+        }
+        if signal == .rate, rating == nil {
+            throw InputError(path: r.path(of: "rating"), expected: "stars 1...5 (a rate signal needs them)", got: "nothing")
+        }
+        if signal != .rate, let rating {
+            throw InputError(path: r.path(of: "rating"), expected: "no rating (only a rate signal has one)", got: "\(rating)")
+        }
         let playedMs = try r.integer("played_ms", atLeast: 0)
         let pickId = try r.optionalIdentifier("pick_id")
         var snapshot: Snapshot? = nil
@@ -135,7 +172,9 @@ extension FeedbackEvent {
                 path: r.path(of: "pick_id"),
                 expected: "a pick_id or a snapshot (the context of the feedback)", got: "neither")
         }
-        self.init(id: id, user: user, at: at, track: track, signal: signal, playedMs: playedMs, pickId: pickId, snapshot: snapshot)
+        self.init(
+            id: id, user: user, at: at, track: track, signal: signal, rating: rating, playedMs: playedMs, pickId: pickId,
+            snapshot: snapshot)
     }
 
     /// The event in the interchange format (FORMATS.md); `FeedbackEvent(json: e.json()) == e`.
@@ -146,6 +185,7 @@ extension FeedbackEvent {
         o.add("at", at)
         o.add("track", track)
         o.add("signal", signal)
+        o.add("rating", rating.map { Double($0) })
         o.add("played_ms", playedMs.map { Double($0) })
         o.add("pick_id", pickId)
         o.add("snapshot", snapshot?.json())

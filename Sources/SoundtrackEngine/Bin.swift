@@ -158,19 +158,23 @@ public struct BinSong: Sendable, Equatable {
     public var likes: Int
     /// Dislikes and skips in this bin.
     public var dislikes: Int
+    /// The user's latest `rate` of the track in this bin, 1…5, or 0 when never rated here. Its like
+    /// (4, 5) or dislike (1, 2) is one of ``likes`` or ``dislikes``; a new rating replaces it.
+    public var rating: Int
 
     /// Creates a membership.
-    public init(trackId: String, likes: Int = 0, dislikes: Int = 0) {
-        self.init(trackId: trackId, key: TrackKey(trackId), likes: likes, dislikes: dislikes)
+    public init(trackId: String, likes: Int = 0, dislikes: Int = 0, rating: Int = 0) {
+        self.init(trackId: trackId, key: TrackKey(trackId), likes: likes, dislikes: dislikes, rating: rating)
     }
 
     /// Creates a membership whose track key is already known (it must be `TrackKey(trackId)`).
-    public init(trackId: String, key: TrackKey, likes: Int = 0, dislikes: Int = 0) {
+    public init(trackId: String, key: TrackKey, likes: Int = 0, dislikes: Int = 0, rating: Int = 0) {
         assert(key == TrackKey(trackId))
         self.trackId = trackId
         self.key = key
         self.likes = likes
         self.dislikes = dislikes
+        self.rating = rating
     }
 }
 

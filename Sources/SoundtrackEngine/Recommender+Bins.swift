@@ -60,6 +60,17 @@ extension Recommender {
         return i
     }
 
+    /// Makes a bin for `x` (``createBin(_:at:nearest:seedSongs:state:rng:)``) and, past the user's
+    /// cap, merges the closest pair (``mergeClosest(at:state:)``). Returns the index of the bin that
+    /// now holds the new one: itself, or the older bin it was merged into.
+    func makeBin(_ x: FeatureVector, at: Date, nearest: RankedBin?, state: inout UserState, rng: inout SeededGenerator) -> Int {
+        let i = createBin(x, at: at, nearest: nearest, state: &state, rng: &rng)
+        guard state.bins.count > config.cap(for: state) else { return i }
+        let number = state.bins[i].number
+        mergeClosest(at: at, state: &state)
+        return state.binIndex(number: state.resolve(bin: number) ?? number)!
+    }
+
     // MARK: - Learning from served snapshots
 
     /// A snapshot served by a bin (a pick, a batch line, the snapshot of a feedback event): the bin

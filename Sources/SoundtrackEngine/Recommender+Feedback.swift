@@ -70,7 +70,21 @@ extension Recommender {
         state.session.currentBin = number
         state.session.lastAt = at
 
-        if event.signal.isPositive {
+        if event.signal == .rate {
+            // Ratings are upserted per user, track and bin: an earlier rating of the track here
+            // stops counting, the new one counts instead.
+            if let s = state.bins[binIndex].songIndex(event.track) {
+                let old = state.bins[binIndex].songs[s].rating
+                if old >= 4 { state.bins[binIndex].songs[s].likes -= 1 }
+                if old >= 1 && old <= 2 { state.bins[binIndex].songs[s].dislikes -= 1 }
+                state.bins[binIndex].songs[s].rating = event.rating ?? 0
+            } else {
+                state.bins[binIndex].songs.append(BinSong(trackId: event.track, rating: event.rating ?? 0))
+                outcome.joinedBin = true
+            }
+            state.changes.songs.insert(number)
+        }
+        if event.isLike {
             if let s = state.bins[binIndex].songIndex(event.track) {
                 state.bins[binIndex].songs[s].likes += 1
             } else {
@@ -81,7 +95,7 @@ extension Recommender {
             learnWeights(x, binIndex: binIndex, positive: true, state: &state)
             pull(binIndex: binIndex, toward: x, at: at, state: &state)
             state.session.dislikeStreak = 0
-        } else {
+        } else if event.isDislike {
             if let s = state.bins[binIndex].songIndex(event.track) {
                 state.bins[binIndex].songs[s].dislikes += 1
                 state.changes.songs.insert(number)
@@ -92,10 +106,11 @@ extension Recommender {
                 push(binIndex: binIndex, awayFrom: x, at: at, state: &state)
                 if !state.session.avoided.contains(number) { state.session.avoided.append(number) }
                 let avoided = Set(state.session.avoided)
-                var target = ranking.first { !avoided.contains($0.bin) && $0.bin != number && state.binIndex(number: $0.bin) != nil }?.bin
+                var target = ranking.compactMap { state.resolve(bin: $0.bin) }
+                    .first { !avoided.contains($0) && $0 != number }
                 if target == nil {
                     // Nowhere to go: a fresh bin for this context, without the songs just disliked.
-                    let i = createBin(x, at: at, nearest: nil, state: &state, rng: &rng)
+                    let i = makeBin(x, at: at, nearest: nil, state: &state, rng: &rng)
                     target = state.bins[i].number
                     outcome.createdBin = target
                 }
@@ -105,6 +120,7 @@ extension Recommender {
                 outcome.switchedTo = target
             }
         }
+        // A rating of 3 is neither: it is kept with the song (above) and changes nothing else.
         outcome.dislikeStreak = state.session.dislikeStreak
         return outcome
     }
@@ -184,14 +200,15 @@ extension Recommender {
             let mean = sum / Float(count)
             state.weights.withUnsafeMutableBufferPointer { w in
                 let total = w.reduce(0, +)
-                for (i, a) in agreement[0..<count] {
+                for (i, a) in agreement[0..<count] where w[i] > 0 {
                     w[i] *= Float(exp(Double(sign * rate * (a - mean))))
                     w[i] = min(range.upperBound, max(range.lowerBound, w[i]))
                 }
                 let newTotal = w.reduce(0, +)
                 if newTotal > 0 {
                     let k = total / newTotal
-                    for i in w.indices { w[i] = min(range.upperBound, max(range.lowerBound, w[i] * k)) }
+                    // A slot the model weighs 0 (the day of the week) stays out of scoring.
+                for i in w.indices where w[i] > 0 { w[i] = min(range.upperBound, max(range.lowerBound, w[i] * k)) }
                 }
             }
             return true

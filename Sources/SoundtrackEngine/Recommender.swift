@@ -206,15 +206,10 @@ public struct Recommender: Sendable {
         } else if let target = state.session.switchedTo.flatMap({ state.resolve(bin: $0) }), let i = state.binIndex(number: target) {
             chosen = (i, false)
         } else {
-            let i = createBin(x, at: at, nearest: ranking.first, state: &state, rng: &rng)
-            chosen = (i, true)
-            if state.bins.count > config.cap(for: state) {
-                let number = state.bins[i].number
-                mergeClosest(at: at, state: &state)
-                // The new bin may have been merged into an older one: then that one is the choice.
-                let survivor = state.resolve(bin: number) ?? number
-                chosen = (state.binIndex(number: survivor)!, survivor == number)
-            }
+            let next = state.nextBinNumber
+            let i = makeBin(x, at: at, nearest: ranking.first, state: &state, rng: &rng)
+            // The new bin may have been merged into an older one at once: then that one is the choice.
+            chosen = (i, state.bins[i].number == next)
         }
         let number = state.bins[chosen.index].number
         let score: Float

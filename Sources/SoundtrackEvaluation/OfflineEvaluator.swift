@@ -89,7 +89,7 @@ public struct OfflineEvaluator: Sendable {
                 } catch {
                     throw error.at(line: entry.line)
                 }
-                base.learn(user: e.user, track: e.track, positive: e.signal.isPositive)
+                base.learn(user: e.user, track: e.track, positive: e.isLike)
             }
             base.refresh()
             binsTotal += Double(states.values.reduce(0) { $0 + $1.bins.count })
@@ -97,7 +97,7 @@ public struct OfflineEvaluator: Sendable {
             // Test, session by session.
             for session in testSessions(log, split.test) {
                 report.counts.sessions += 1
-                let liked = Set(session.filter { log.entries[$0].event.signal.isPositive }.map { log.entries[$0].event.track })
+                let liked = Set(session.filter { log.entries[$0].event.isLike }.map { log.entries[$0].event.track })
                 var engineAnswers: [Answer] = []
                 var baseAnswers = [[Answer]](repeating: [], count: BaselineKind.allCases.count)
                 for i in session {
@@ -151,7 +151,7 @@ public struct OfflineEvaluator: Sendable {
             let a = answers[j]
             acc.asked += 1
             if let first = a.ranked.first, liked.contains(first) { acc.liked += 1 }
-            if e.signal.isPositive {
+            if e.isLike {
                 acc.queries += 1
                 acc.precision += Metrics.precision(a.ranked, relevant: liked, k: k)
                 acc.recall += Metrics.recall(a.ranked, relevant: liked, k: k)

@@ -75,7 +75,7 @@ public struct OnlineEvaluator: Sendable {
             let (pick, record) = engine.pick(slot.snapshot, state: &states[u])
             if let row = catalog.row(of: pick.track.id) {
                 let event = population.answer(slot: slot, track: row, eventId: id, pickId: pick.pickId)
-                if event.signal.isPositive {
+                if event.isLike {
                     liked[0][slot.day] += 1
                     likedIn[0][ci] += 1
                 }
@@ -100,11 +100,11 @@ public struct OnlineEvaluator: Sendable {
                     let row = catalog.row(of: track)
                 else { continue }
                 let event = population.answer(slot: slot, track: row, eventId: id)
-                if event.signal.isPositive {
+                if event.isLike {
                     liked[b + 1][slot.day] += 1
                     likedIn[b + 1][ci] += 1
                 }
-                base[b].learn(user: user, track: track, positive: event.signal.isPositive)
+                base[b].learn(user: user, track: track, positive: event.isLike)
                 recent[b][u].append(track)
                 if recent[b][u].count > window { recent[b][u].removeFirst() }
             }

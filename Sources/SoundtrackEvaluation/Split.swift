@@ -65,7 +65,7 @@ public enum Splitter {
             var train: [Int] = []
             var test: [Int] = []
             for positions in byUser(log).values {
-                guard let last = positions.lastIndex(where: { log.entries[$0].event.signal.isPositive }) else { continue }
+                guard let last = positions.lastIndex(where: { log.entries[$0].event.isLike }) else { continue }
                 test.append(positions[last])
                 train += positions[..<last]
             }

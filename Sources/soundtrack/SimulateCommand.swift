@@ -43,7 +43,7 @@ struct SimulateCommand: ParsableCommand {
         try write("events.jsonl", events.map { $0.json() })
         try write("truth.jsonl", truth.map { $0.json() })
         try write("users.jsonl", population.users.map { $0.json(catalog: index) })
-        let liked = events.filter(\.signal.isPositive).count
+        let liked = events.filter(\.isLike).count
         let meta: JSONValue = .object([
             ("format", .string("soundtrack-simulation/1")), ("users", .number(Double(users))), ("days", .number(Double(days))),
             ("seed", .number(Double(seed))), ("first_day", .string("2026-03-02")), ("catalog", .string(catalogPath)),

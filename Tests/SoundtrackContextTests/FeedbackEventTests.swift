@@ -38,10 +38,37 @@ struct FeedbackEventTests {
     }
 
     @Test(arguments: [
-        (Signal.like, true), (.complete, true), (.dislike, false), (.skip, false),
-    ])
-    func signalPolarity(signal: Signal, positive: Bool) {
-        #expect(signal.isPositive == positive)
+        (Signal.like, nil, true, false), (.complete, nil, true, false), (.dislike, nil, false, true), (.skip, nil, false, true),
+        (.rate, 5, true, false), (.rate, 4, true, false), (.rate, 3, false, false), (.rate, 2, false, true), (.rate, 1, false, true),
+    ] as [(Signal, Int?, Bool, Bool)])
+    func signalPolarity(signal: Signal, rating: Int?, like: Bool, dislike: Bool) {
+        let e = FeedbackEvent(id: "e", user: "u", at: ts("2026-03-14T07:42:10+01:00"), track: "t", signal: signal, rating: rating, pickId: "p")
+        #expect(e.isLike == like)
+        #expect(e.isDislike == dislike)
+    }
+
+    @Test func ratingsDecodeBothWaysAndAreChecked() throws {
+        let text = feedbackJSON().replacingOccurrences(of: #""signal": "dislike""#, with: #""signal": "rate", "rating": 4"#)
+        let e = try FeedbackEvent.decode(Data(text.utf8))
+        #expect(e.signal == .rate && e.rating == 4 && e.isLike)
+        #expect(try FeedbackEvent(json: e.json()) == e)
+        // The general path (a field order the fast path does not take first) agrees.
+        #expect(try FeedbackEvent(json: JSONParser.parse(Data(text.utf8))) == e)
+        for (bad, message) in [
+            (#""signal": "rate", "rating": 6"#, "rating: expected an integer in 1...5, got 6"),
+            (#""signal": "rate", "rating": 2.5"#, "rating: expected an integer in 1...5, got 2.5"),
+            (#""signal": "rate", "rating": "4""#, #"rating: expected an integer in 1...5, got "4""#),
+            (#""signal": "rate""#, "rating: expected stars 1...5 (a rate signal needs them), got nothing"),
+            (#""signal": "like", "rating": 4"#, "rating: expected no rating (only a rate signal has one), got 4"),
+        ] {
+            let doc = feedbackJSON().replacingOccurrences(of: #""signal": "dislike""#, with: bad)
+            #expect(throws: InputError.self) { try FeedbackEvent.decode(Data(doc.utf8)) }
+            do {
+                _ = try FeedbackEvent.decode(Data(doc.utf8))
+            } catch {
+                #expect(error.description == message)
+            }
+        }
     }
 
     @Test(arguments: [
@@ -49,13 +76,13 @@ struct FeedbackEventTests {
         (feedbackJSON(omit: "user"), "user: expected a non-empty string of at most 128 characters without control characters, got nothing"),
         (feedbackJSON(omit: "at"), "at: expected an RFC 3339 timestamp with an offset (like 2026-03-14T07:42:10+01:00), got nothing"),
         (feedbackJSON(omit: "track"), "track: expected a non-empty string of at most 1024 characters, got nothing"),
-        (feedbackJSON(omit: "signal"), "signal: expected one of like, dislike, skip, complete, got nothing"),
+        (feedbackJSON(omit: "signal"), "signal: expected one of like, dislike, skip, complete, rate, got nothing"),
         (feedbackJSON(#""id": 913"#, omit: "id"),
          "id: expected a non-empty string of at most 128 characters without control characters, got a number"),
         (feedbackJSON(#""track": """#, omit: "track"), #"track: expected a non-empty string of at most 1024 characters, got """#),
         (feedbackJSON(#""track": null"#, omit: "track"), "track: expected a non-empty string of at most 1024 characters, got null"),
-        (feedbackJSON(#""signal": "love""#, omit: "signal"), #"signal: expected one of like, dislike, skip, complete, got "love""#),
-        (feedbackJSON(#""signal": "Like""#, omit: "signal"), #"signal: expected one of like, dislike, skip, complete, got "Like""#),
+        (feedbackJSON(#""signal": "love""#, omit: "signal"), #"signal: expected one of like, dislike, skip, complete, rate, got "love""#),
+        (feedbackJSON(#""signal": "Like""#, omit: "signal"), #"signal: expected one of like, dislike, skip, complete, rate, got "Like""#),
         (feedbackJSON(#""at": "2026-03-14T07:45:02""#, omit: "at"),
          #"at: expected an RFC 3339 timestamp with an offset (like 2026-03-14T07:42:10+01:00), got "2026-03-14T07:45:02""#),
         (feedbackJSON(#""pick_id": "p", "played_ms": -1"#), "played_ms: expected an integer >= 0, got -1"),

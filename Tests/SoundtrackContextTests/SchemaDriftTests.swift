@@ -67,11 +67,18 @@ private enum SchemaDoc: String, Sendable, CaseIterable, CustomTestStringConverti
     }
 
     /// The full document with one edit at `path`; `value` `nil` removes the field.
-    /// (A feedback event's embedded snapshot follows the event's `user`, which must match.)
+    /// (A feedback event's embedded snapshot follows the event's `user`, which must match; a `rate`
+    /// signal comes with a rating of 4, and a rating given a number comes with the `rate` signal.)
     func document(setting path: String, to value: JSONValue?) -> String {
         var doc = JSONTree.edit(SchemaFiles.parse(fullDocument), JSONPath.segments(path)[...]) { _ in value }
         if self == .feedback, case .string(let user)? = doc["user"], case .object? = doc["snapshot"] {
             doc = JSONTree.edit(doc, JSONPath.segments("snapshot.user")[...]) { _ in .string(user) }
+        }
+        if self == .feedback, path == "signal", value == .string("rate") {
+            doc = JSONTree.edit(doc, [.key("rating")]) { _ in .number(4) }
+        }
+        if self == .feedback, path == "rating", case .number? = value {
+            doc = JSONTree.edit(doc, [.key("signal")]) { _ in .string("rate") }
         }
         return doc.serialized()
     }
@@ -303,7 +310,7 @@ private let rangedFields: [FieldCase] = [
     "location.lat", "location.lon", "location.accuracy_m", "location.speed_mps",
     "weather.temp_c", "weather.wind_mps", "weather.cloud_pct", "weather.humidity_pct", "weather.precip_mm_h",
     "motion.steps_per_min", "motion.steps_today", "motion.heart_rate_bpm", "audio.volume",
-].map { FieldCase(doc: .snapshot, path: $0) } + [FieldCase(doc: .feedback, path: "played_ms")]
+].map { FieldCase(doc: .snapshot, path: $0) } + [FieldCase(doc: .feedback, path: "played_ms"), FieldCase(doc: .feedback, path: "rating")]
 
 private let objectCases: [ObjectCase] = [
     ObjectCase(doc: .snapshot, path: "", knownFields: Snapshot.knownFields),
@@ -453,6 +460,25 @@ struct SchemaDriftTests {
         #expect(pairs == [["lat", "lon"], ["lon", "lat"]])
         let both = doc.document(editing: "location") { _ in .object([("place", .string("home"))]) }
         #expect(doc.decodeError(both) == nil)
+    }
+
+    /// A rate signal needs a rating and no other signal has one: the schema's if/then/else and the
+    /// decoder agree.
+    @Test func ratingComesWithTheRateSignal() throws {
+        let doc = SchemaDoc.feedback
+        guard case .array(let rules)? = doc.schema["allOf"], rules.count == 1 else {
+            Issue.record("the feedback schema has no allOf with one rule")
+            return
+        }
+        let rule = rules[0]
+        #expect(rule["if"]?["properties"]?["signal"]?["const"] == .string("rate"))
+        #expect(SchemaFiles.strings(rule["then"]?["required"]) == ["rating"])
+        #expect(rule["else"]?["properties"]?["rating"]?["type"] == .string("null"))
+        let rateWithout = JSONTree.edit(SchemaFiles.parse(doc.fullDocument), [.key("signal")]) { _ in .string("rate") }
+        #expect(doc.decodeError(rateWithout.serialized())?.path == "rating")
+        let likeWith = JSONTree.edit(SchemaFiles.parse(doc.fullDocument), [.key("rating")]) { _ in .number(4) }
+        #expect(doc.decodeError(likeWith.serialized())?.path == "rating")
+        #expect(doc.decodeError(doc.document(setting: "signal", to: .string("rate"))) == nil)
     }
 
     /// A feedback event needs a pick_id or a snapshot: the schema's anyOf and the decoder agree.

@@ -25,7 +25,7 @@ struct BaselineTests {
 
     func trained() -> BaselineModel {
         var m = BaselineModel(catalog: catalog, seed: 1)
-        for e in log.entries.prefix(8).map(\.event) { m.learn(user: e.user, track: e.track, positive: e.signal.isPositive) }
+        for e in log.entries.prefix(8).map(\.event) { m.learn(user: e.user, track: e.track, positive: e.isLike) }
         m.refresh()
         return m
     }

@@ -71,7 +71,7 @@ struct SimulationTests {
         #expect(disagreements > tracks.count / 10)
         // Likes are neither all nor nothing.
         let (events, _) = population.feedbackLog()
-        let liked = Double(events.filter(\.signal.isPositive).count) / Double(events.count)
+        let liked = Double(events.filter(\.isLike).count) / Double(events.count)
         #expect(liked > 0.2 && liked < 0.9)
     }
 }

@@ -45,7 +45,7 @@ struct SplitTests {
         #expect(test.count == log.users.count)
         for user in log.users {
             let mine = log.entries.indices.filter { log.entries[$0].event.user == user }
-            let lastLiked = mine.last { log.entries[$0].event.signal.isPositive }!
+            let lastLiked = mine.last { log.entries[$0].event.isLike }!
             #expect(test[user] == [lastLiked])
             #expect(byUser(s.train)[user] == mine.filter { $0 < lastLiked })
         }
