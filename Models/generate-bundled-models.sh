@@ -19,7 +19,7 @@ import Foundation
 /// ```
 public enum BundledModels {
 HEAD
-    for file in priors.v1 weights.v2 thresholds.v2; do
+    for file in priors.v1 weights.v2 thresholds.v2 ranker.v1; do
         name=${file%%.*}
         printf '    /// The text of `Models/%s.json`.\n' "$file"
         printf '    public static let %sJSON = #"""\n' "$name"
@@ -33,6 +33,9 @@ HEAD
     private static let decodedWeights: [Float] = {
         do { return try DefaultWeights.decode(Data(weightsJSON.utf8)) } catch { fatalError("bundled weights: \(error)") }
     }()
+    private static let decodedRanker: RankerModel = {
+        do { return try RankerModel.decode(Data(rankerJSON.utf8)) } catch { fatalError("bundled ranker: \(error)") }
+    }()
     private static let decodedThresholds: Thresholds = {
         do { return try Thresholds.decode(Data(thresholdsJSON.utf8)) } catch { fatalError("bundled thresholds: \(error)") }
     }()
@@ -43,6 +46,8 @@ HEAD
     public static func weights() -> [Float] { decodedWeights }
     /// The bundled thresholds (`Models/thresholds.v2.json`).
     public static func thresholds() -> Thresholds { decodedThresholds }
+    /// The bundled blend of the track ranker (`Models/ranker.v1.json`).
+    public static func ranker() -> RankerModel { decodedRanker }
 }
 TAIL
 } > "$out"

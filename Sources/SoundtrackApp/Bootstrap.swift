@@ -11,16 +11,20 @@ public struct Models: Sendable {
     public var config: EngineConfig
     /// Cold-start priors.
     public var priors: ColdStartPriors
+    /// The blend of the track ranker.
+    public var ranker: RankerModel
 
     /// The models compiled into the binary (identical to the files in `Models/`).
     public static func bundled() throws -> Models {
         try Models(
             thresholds: Thresholds.decode(Data(BundledModels.thresholdsJSON.utf8)),
             weights: DefaultWeights.decode(Data(BundledModels.weightsJSON.utf8)),
-            priors: ColdStartPriors.decode(Data(BundledModels.priorsJSON.utf8)))
+            priors: ColdStartPriors.decode(Data(BundledModels.priorsJSON.utf8)),
+            ranker: BundledModels.ranker())
     }
 
-    /// The models in a directory (`thresholds.v2.json`, `weights.v2.json`, `priors.v1.json`).
+    /// The models in a directory (`thresholds.v2.json`, `weights.v2.json`, `priors.v1.json`,
+    /// `ranker.v1.json`).
     /// - Throws: ``InputError`` naming the file and field of a malformed model.
     public static func load(directory: URL) throws -> Models {
         func file(_ name: String) throws -> Data {
@@ -39,12 +43,14 @@ public struct Models: Sendable {
         return try Models(
             thresholds: named("thresholds.v2.json") { d throws(InputError) in try Thresholds.decode(d) },
             weights: named("weights.v2.json") { d throws(InputError) in try DefaultWeights.decode(d) },
-            priors: named("priors.v1.json") { d throws(InputError) in try ColdStartPriors.decode(d) })
+            priors: named("priors.v1.json") { d throws(InputError) in try ColdStartPriors.decode(d) },
+            ranker: named("ranker.v1.json") { d throws(InputError) in try RankerModel.decode(d) })
     }
 
-    init(thresholds: Thresholds, weights: [Float], priors: ColdStartPriors) {
+    init(thresholds: Thresholds, weights: [Float], priors: ColdStartPriors, ranker: RankerModel) {
         config = EngineConfig(thresholds: thresholds, weights: weights)
         self.priors = priors
+        self.ranker = ranker
     }
 }
 
@@ -102,7 +108,7 @@ public enum Bootstrap {
             imported = (url, try importCatalog(url, into: store))
         }
         let engine = Recommender(
-            config: models.config, catalog: IndexCatalog(CatalogIndex(tracks: [])), priors: models.priors, seed: seed)
+            config: models.config, catalog: IndexCatalog(CatalogIndex(tracks: [])), priors: models.priors, seed: seed, ranker: models.ranker)
         logger.debug("opened database", metadata: ["path": "\(path)", "seed": "\(seed)"])
         return (SoundtrackService(store: store, engine: engine, logger: logger), imported)
     }

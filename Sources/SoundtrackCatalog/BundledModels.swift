@@ -186,11 +186,37 @@ public enum BundledModels {
 
 """#
 
+    /// The text of `Models/ranker.v1.json`.
+    public static let rankerJSON = #"""
+{
+  "schema": "soundtrack.ranker",
+  "version": 1,
+  "weights": {
+    "own_mean": 0.65,
+    "own_rated": 1.0,
+    "own_rep": 0.5,
+    "own_ctx": 0.5,
+    "knn": 0.5,
+    "knn_r": 0.5,
+    "cat": 0.3,
+    "pop": 0.5,
+    "pop_r": 0.3,
+    "ctxpop": 0.3,
+    "audio": 0.5
+  },
+  "source": "hand-set starting point, to be replaced by soundtrack fit"
+}
+
+"""#
+
     private static let decodedPriors: ColdStartPriors = {
         do { return try ColdStartPriors.decode(Data(priorsJSON.utf8)) } catch { fatalError("bundled priors: \(error)") }
     }()
     private static let decodedWeights: [Float] = {
         do { return try DefaultWeights.decode(Data(weightsJSON.utf8)) } catch { fatalError("bundled weights: \(error)") }
+    }()
+    private static let decodedRanker: RankerModel = {
+        do { return try RankerModel.decode(Data(rankerJSON.utf8)) } catch { fatalError("bundled ranker: \(error)") }
     }()
     private static let decodedThresholds: Thresholds = {
         do { return try Thresholds.decode(Data(thresholdsJSON.utf8)) } catch { fatalError("bundled thresholds: \(error)") }
@@ -202,4 +228,6 @@ public enum BundledModels {
     public static func weights() -> [Float] { decodedWeights }
     /// The bundled thresholds (`Models/thresholds.v2.json`).
     public static func thresholds() -> Thresholds { decodedThresholds }
+    /// The bundled blend of the track ranker (`Models/ranker.v1.json`).
+    public static func ranker() -> RankerModel { decodedRanker }
 }

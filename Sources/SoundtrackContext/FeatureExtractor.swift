@@ -7,9 +7,9 @@ import Foundation
 ///
 /// | slots | value | present when |
 /// | --- | --- | --- |
-/// | `time.tod_sin/cos` | sin/cos(2π · local hour / 24) | always |
-/// | `time.dow_sin/cos` | sin/cos(2π · weekday / 7), Monday = 0 | always |
-/// | `time.weekend` | 1 on Saturday and Sunday | always |
+/// | `time.tod_sin/cos` | sin/cos(2π · local hour / 24) | unless ``Snapshot/unknownTime`` has `.hour` |
+/// | `time.dow_sin/cos` | sin/cos(2π · weekday / 7), Monday = 0 | unless ``Snapshot/unknownTime`` has `.day` |
+/// | `time.weekend` | 1 on Saturday and Sunday | as the day |
 /// | `time.daylight` | 1 when sunrise ≤ at < sunset | both sunrise and sunset given |
 /// | `movement.speed` | clamp(log1p(v) / log1p(40), 0, 1) | `speed_mps` given |
 /// | `movement.moving` | 1 when v ≥ 0.5 m/s | `speed_mps` given |
@@ -108,14 +108,18 @@ public struct FeatureExtractor: Sendable {
     // MARK: Sections
 
     private func addTime(_ s: Snapshot, to v: inout FeatureVector) {
-        let hourAngle = 2 * Double.pi * s.at.localHour / 24
-        let weekday = s.at.localWeekday
-        let dayAngle = 2 * Double.pi * Double(weekday) / 7
-        v.set(Slots.todSin, Float(sin(hourAngle)))
-        v.set(Slots.todCos, Float(cos(hourAngle)))
-        v.set(Slots.dowSin, Float(sin(dayAngle)))
-        v.set(Slots.dowCos, Float(cos(dayAngle)))
-        v.set(Slots.weekend, weekday >= 5 ? 1 : 0)
+        if !s.unknownTime.contains(.hour) {
+            let hourAngle = 2 * Double.pi * s.at.localHour / 24
+            v.set(Slots.todSin, Float(sin(hourAngle)))
+            v.set(Slots.todCos, Float(cos(hourAngle)))
+        }
+        if !s.unknownTime.contains(.day) {
+            let weekday = s.at.localWeekday
+            let dayAngle = 2 * Double.pi * Double(weekday) / 7
+            v.set(Slots.dowSin, Float(sin(dayAngle)))
+            v.set(Slots.dowCos, Float(cos(dayAngle)))
+            v.set(Slots.weekend, weekday >= 5 ? 1 : 0)
+        }
     }
 
     private func addLocation(_ location: Location?, to v: inout FeatureVector, places: inout PlaceBook, vocabulary: inout FeatureVocabulary) {

@@ -29,6 +29,21 @@ public struct Snapshot: Sendable, Equatable {
     public var audio: AudioState?
     /// Any other categorical context, name to value (`mood`, `traffic`…).
     public var tags: [String: String]?
+    /// Parts of ``at`` that stand for nothing known (not part of the interchange format: a snapshot
+    /// read from JSON always has a known time). Data sets of contextual ratings leave the time of
+    /// day or the day unknown for some ratings; their snapshots carry a placeholder `at` and mark
+    /// it here, so that the feature extractor leaves those slots missing instead of inventing them.
+    public var unknownTime: TimeParts = []
+
+    /// Parts of a snapshot's time.
+    public struct TimeParts: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// The time of day.
+        public static let hour = TimeParts(rawValue: 1)
+        /// The day (of the week).
+        public static let day = TimeParts(rawValue: 2)
+    }
 
     /// A snapshot from its parts (not validated; use ``init(json:path:strict:)`` for input).
     public init(

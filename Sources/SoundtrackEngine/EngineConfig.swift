@@ -60,6 +60,13 @@ public struct EngineConfig: Sendable, Equatable {
     public var separationExponent: Float = 0
     /// Bounds of a learned weight.
     public var weightRange: ClosedRange<Float> = 0.05...5
+    /// How many tracks a pick ranks at most (the candidates of docs/scoring.md, "Ranking tracks").
+    public var candidates: Int = 200
+    /// The share of single picks whose track is drawn among the next best instead of the best
+    /// (`--explore`); a ranked list (`--top K`) is always in score order. 0 makes picks deterministic.
+    public var exploration: Float = 0.15
+    /// How many of the best-ranked tracks an exploration draw chooses among (the first excluded).
+    public var explorationDepth: Int = 10
     /// How many alternative bins a pick offers.
     public var alternatives: Int = 5
     /// How many tracks each alternative lists.

@@ -34,9 +34,43 @@ public struct Pick: Sendable, Equatable {
     public var alternatives: [Alternative]
     /// The features that weighed most in the choice of bin.
     public var why: [Explanation]
-    /// Where the track came from: `bin` (a song of the bin), `catalog` (similar catalog track, the bin ran dry)
-    /// or `onboarding` (the song the user chose when onboarding).
+    /// Where the track came from: `bin` (a song of the bin), `taste` (the user's own liked track of
+    /// another context), `community` (people with the same taste, or the context's popularity),
+    /// `catalog` (a track that sounds like the bin) or `onboarding` (the song the user chose when onboarding).
     public var source: String
+    /// The ranker's signals that put the track first, largest contribution `w_k f_k` first (at most
+    /// three, positive only).
+    public var signals: [Signal]
+
+    /// One signal's part in a track's score.
+    public struct Signal: Sendable, Equatable {
+        /// The signal's name (``RankerModel/signals``).
+        public var name: String
+        /// Its contribution `w · f` to the score.
+        public var contribution: Float
+        /// Creates a row.
+        public init(name: String, contribution: Float) {
+            self.name = name
+            self.contribution = contribution
+        }
+    }
+
+    /// Creates a pick.
+    public init(
+        pickId: String, user: String, at: Timestamp, bin: BinSummary, track: TrackSummary, ranked: [TrackSummary],
+        alternatives: [Alternative], why: [Explanation], source: String, signals: [Signal] = []
+    ) {
+        self.pickId = pickId
+        self.user = user
+        self.at = at
+        self.bin = bin
+        self.track = track
+        self.ranked = ranked
+        self.alternatives = alternatives
+        self.why = why
+        self.source = source
+        self.signals = signals
+    }
 
     /// The pick in the FORMATS.md shape.
     public func json(includeRanked: Bool = false) -> JSONValue {
@@ -69,6 +103,9 @@ public struct Pick: Sendable, Equatable {
             ])
         })))
         pairs.append(("source", .string(source)))
+        pairs.append(("track_why", .array(signals.map {
+            .object([("signal", .string($0.name)), ("contribution", .number(Self.round($0.contribution)))])
+        })))
         return .object(pairs)
     }
 

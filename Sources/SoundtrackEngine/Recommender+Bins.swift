@@ -267,6 +267,7 @@ extension Recommender {
             state.changes.bins.insert(state.bins[k].number)
         }
         state.mergedInto[b.number] = a.number
+        state.evidenceVersion &+= 1
         if state.session.currentBin == b.number { state.session.currentBin = a.number }
         if state.session.switchedTo == b.number { state.session.switchedTo = a.number }
         if state.session.avoided.contains(b.number) {

@@ -121,6 +121,12 @@ extension Recommender {
             }
         }
         // A rating of 3 is neither: it is kept with the song (above) and changes nothing else.
+        state.evidenceVersion &+= 1
+        if let community, let row = catalog.index().row(of: event.track) {
+            community.record(
+                user: state.user, row: row, like: event.isLike, dislike: event.isDislike,
+                attributes: ContextAttributes.of(x, vocabulary: state.vocabulary))
+        }
         outcome.dislikeStreak = state.session.dislikeStreak
         return outcome
     }

@@ -5,58 +5,55 @@ import SoundtrackContext
 extension Recommender {
     // MARK: - Tracks
 
-    /// Up to `count` tracks from a bin: liked songs first, Thompson sampling on like/dislike counts
-    /// within each tier with some exploration, and no track of the repeat window. A bin that runs dry
-    /// is refilled with similar catalog tracks, which join it as new songs. Returns the ids and where
-    /// the first one came from (`bin`, or `catalog` for a refill).
-    func chooseTracks(binIndex: Int, count: Int, state: inout UserState, rng: inout SeededGenerator) -> ([String], String) {
-        var ids = rankSongs(binIndex: binIndex, count: count, state: state, rng: &rng)
-        var source = "bin"
-        if ids.count < count {
-            if ids.isEmpty { source = "catalog" }
-            let recent = Set(state.recentTracks.suffix(config.repeatWindow))
-            let refill = similarCatalogTracks(
-                for: state.bins[binIndex], count: max(count - ids.count, config.seedTracksPerNewBin),
-                avoiding: recent.union(ids), rng: &rng)
-            let number = state.bins[binIndex].number
-            for id in refill where state.bins[binIndex].songIndex(id) == nil {
-                state.bins[binIndex].songs.append(BinSong(trackId: id))
-                state.changes.songs.insert(number)
-            }
-            ids += refill.prefix(count - ids.count)
-        }
-        return (ids, source)
+    /// What a pick plays: the ranked list (best first, by the blended score), the track of the
+    /// single pick (the best, or on an exploration draw one of the next best), where it came from,
+    /// and the signals that put it there.
+    struct TrackChoice {
+        var ranked: [String]
+        var pick: String
+        var source: String
+        var signals: [Pick.Signal]
     }
 
-    /// The bin's songs outside `avoiding`, ordered for playing: tier (liked first, unless this is an
-    /// exploration draw), then a Thompson sample of Beta(1 + likes, 1 + dislikes).
-    func rankSongs(binIndex: Int, count: Int, state: UserState, rng: inout SeededGenerator) -> [String] {
-        struct Candidate {
-            var tier: Int
-            var sample: Double
-            var index: Int
+    /// Ranks the candidates of a context (``candidateRows(binIndex:state:index:rng:)``) by the
+    /// blend (``rankTracks(_:binIndex:similarities:state:rows:)``) and takes the first `count`.
+    /// With probability ``EngineConfig/exploration`` the single pick is drawn uniformly among the
+    /// ranks 2…``EngineConfig/explorationDepth`` instead (the list itself stays in score order). A
+    /// picked track that is not yet a song of the bin joins it, so that feedback on it teaches the bin.
+    /// `source` is `bin` (a song of the bin), `taste` (the user's own liked track from another
+    /// context), `community` (brought by people with the same taste or the popularity of the
+    /// context) or `catalog` (a track that sounds like the bin).
+    func chooseTracks(_ x: FeatureVector, binIndex: Int, count: Int, state: inout UserState, rng: inout SeededGenerator) -> TrackChoice {
+        let index = catalog.index()
+        refreshRankingCache(&state, index: index)
+        let rows = candidateRows(binIndex: binIndex, state: state, index: index, rng: &rng)
+        let similarities = binDistances(x, state: &state).map(similarity)
+        let ranked = rankTracks(x, binIndex: binIndex, similarities: similarities, state: &state, rows: rows)
+        guard !ranked.isEmpty else { return TrackChoice(ranked: [], pick: "", source: "catalog", signals: []) }
+        var chosen = 0
+        if config.exploration > 0, ranked.count > 1, Float(rng.unit()) < config.exploration {
+            let depth = min(max(2, config.explorationDepth), ranked.count)
+            chosen = 1 + Int(rng.next() % UInt64(depth - 1))
         }
-        @inline(__always) func before(_ a: Candidate, _ b: Candidate) -> Bool {
-            a.tier != b.tier ? a.tier > b.tier : a.sample > b.sample
+        let top = ranked[chosen]
+        let id = index.tracks[top.row].id
+        let number = state.bins[binIndex].number
+        let source: String
+        if state.bins[binIndex].songIndex(id) != nil {
+            source = "bin"
+        } else {
+            source = top.signals[1] > 0 ? "taste" : (top.signals[4] > 0 || top.signals[5] > 0 || top.signals[9] > 0) ? "community" : "catalog"
+            state.bins[binIndex].songs.append(BinSong(trackId: id))
+            state.changes.songs.insert(number)
         }
-        guard count > 0 else { return [] }
-        let explore = rng.unit() < 0.15
-        let window = config.repeatWindow
-        return state.bins.withUnsafeBufferPointer { bins in
-            bins[binIndex].songs.withUnsafeBufferPointer { songs in
-                // The `count` best in (tier, sample) order, earlier songs first on ties.
-                withUnsafeTemporaryAllocation(of: Candidate.self, capacity: count) { buffer in
-                    var best = TopK(buffer: buffer)
-                    for i in songs.indices where !state.isRecent(songs[i], window: window) {
-                        let likes = songs[i].likes, dislikes = songs[i].dislikes
-                        best.offer(Candidate(
-                            tier: (!explore && likes > dislikes) ? 1 : 0,
-                            sample: rng.beta(counts: 1 + likes, 1 + dislikes), index: i), before: before)
-                    }
-                    return (0..<best.count).map { songs[best[$0].index].trackId }
-                }
-            }
+        var signals: [Pick.Signal] = []
+        for (k, name) in RankerModel.signals.enumerated() {
+            let c = ranker.weights[k] * top.signals[k]
+            if c > 0 { signals.append(Pick.Signal(name: name, contribution: c)) }
         }
+        signals.sort { ($0.contribution, $1.name) > ($1.contribution, $0.name) }
+        return TrackChoice(
+            ranked: ranked.prefix(count).map { index.tracks[$0.row].id }, pick: id, source: source, signals: Array(signals.prefix(3)))
     }
 
     /// Catalog tracks whose audio profile and genres fit the bin (its liked songs, else all its songs,

@@ -26,14 +26,24 @@ public struct Recommender: Sendable {
     public let seed: UInt64
     /// Snapshot → feature vector.
     public let extractor: FeatureExtractor
+    /// The blend of the track ranker.
+    public let ranker: RankerModel
+    /// What all users taught the engine (collaborative and popularity signals); `nil`: none.
+    public let community: (any CommunitySource)?
 
     /// Creates a recommender.
-    public init(config: EngineConfig, catalog: any CatalogSource, priors: ColdStartPriors, seed: UInt64 = 0, extractor: FeatureExtractor = FeatureExtractor()) {
+    public init(
+        config: EngineConfig, catalog: any CatalogSource, priors: ColdStartPriors, seed: UInt64 = 0,
+        extractor: FeatureExtractor = FeatureExtractor(), ranker: RankerModel = BundledModels.ranker(),
+        community: (any CommunitySource)? = nil
+    ) {
         self.config = config
         self.catalog = catalog
         self.priors = priors
         self.seed = seed
         self.extractor = extractor
+        self.ranker = ranker
+        self.community = community
     }
 
     /// The state of a user the engine has never seen: no bins, default weights.
@@ -65,14 +75,16 @@ public struct Recommender: Sendable {
 
         let choice = chooseBin(x, at: at, state: &state, rng: &rng)
         let binIdx = choice.index
-        let (trackIds, source) = chooseTracks(binIndex: binIdx, count: max(1, top), state: &state, rng: &rng)
+        let tracks = chooseTracks(x, binIndex: binIdx, count: max(1, top), state: &state, rng: &rng)
+        let trackIds = tracks.ranked
+        let source = tracks.source
 
         let alternatives = self.alternatives(choice.ranking, besides: state.bins[binIdx].number, state: &state)
         let why = explain(binIndex: binIdx, x: x, state: &state)
 
         let counter = state.pickCounter
         let pickId = pickId ?? Self.pickId(seed: seed, user: state.user, counter: counter)
-        let chosenTrack = trackIds.first ?? ""
+        let chosenTrack = tracks.pick
         state.pickCounter += 1
         state.changes.counters = true
         remember(track: chosenTrack, state: &state)
@@ -85,11 +97,12 @@ public struct Recommender: Sendable {
             let meta = catalog.track(id: id)
             return Pick.TrackSummary(id: id, title: meta?.title ?? "", artist: meta?.artist ?? "")
         }
+        let meta = catalog.track(id: chosenTrack)
         let pick = Pick(
             pickId: pickId, user: state.user, at: snapshot.at,
             bin: .init(id: Bin.id(number), label: state.bins[binIdx].label, score: choice.score, created: choice.created),
-            track: summaries.first ?? .init(id: "", title: "", artist: ""),
-            ranked: summaries, alternatives: alternatives, why: why, source: source)
+            track: .init(id: chosenTrack, title: meta?.title ?? "", artist: meta?.artist ?? ""),
+            ranked: summaries, alternatives: alternatives, why: why, source: source, signals: tracks.signals)
         let record = PickRecord(
             pickId: pickId, user: state.user, at: at, binNumber: number, trackId: chosenTrack,
             features: x, ranking: choice.ranking)
@@ -129,6 +142,11 @@ public struct Recommender: Sendable {
     @inline(__always)
     func similarity(_ d: Float) -> Float {
         d.isFinite ? expf(-d / config.distanceScale) : 0
+    }
+
+    /// Every bin's similarity to `x`, `exp(−d / κ)`, in bin order (0 for a bin that shares no slot with `x`).
+    public func binSimilarities(_ x: FeatureVector, state: inout UserState) -> [Float] {
+        binDistances(x, state: &state).map(similarity)
     }
 
     /// Every bin's weighted distance to `x`, in bin order.
@@ -257,6 +275,21 @@ public struct Recommender: Sendable {
 extension Recommender {
     /// The same engine over another catalog source.
     public func with(catalog: any CatalogSource) -> Recommender {
-        Recommender(config: config, catalog: catalog, priors: priors, seed: seed, extractor: extractor)
+        Recommender(config: config, catalog: catalog, priors: priors, seed: seed, extractor: extractor, ranker: ranker, community: community)
+    }
+
+    /// The same engine with another community source (or none).
+    public func with(community: (any CommunitySource)?) -> Recommender {
+        Recommender(config: config, catalog: catalog, priors: priors, seed: seed, extractor: extractor, ranker: ranker, community: community)
+    }
+
+    /// The same engine with another ranker model.
+    public func with(ranker: RankerModel) -> Recommender {
+        Recommender(config: config, catalog: catalog, priors: priors, seed: seed, extractor: extractor, ranker: ranker, community: community)
+    }
+
+    /// The same engine with another configuration.
+    public func with(config: EngineConfig) -> Recommender {
+        Recommender(config: config, catalog: catalog, priors: priors, seed: seed, extractor: extractor, ranker: ranker, community: community)
     }
 }

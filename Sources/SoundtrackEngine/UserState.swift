@@ -45,6 +45,11 @@ public struct UserState: Sendable {
     private var recentBloom: UInt64
     /// The scoring rows of the bins, brought up to date before each use (see ``ScoringMatrix``).
     var scoring = ScoringMatrix()
+    /// Changes whenever the user's evidence about tracks changes (feedback, a merge): the
+    /// ranker's per-user cache (``RankingCache``) is rebuilt when it differs.
+    var evidenceVersion: UInt64 = 0
+    /// What the ranker derives from the user's evidence and the community, kept between picks.
+    var rankingCache = RankingCache()
 
     /// Drops the scoring rows (they are computed again before the next use): for a copy that is
     /// only written to a store, so that it does not share them with the live state.

@@ -1,0 +1,166 @@
+import Foundation
+import SoundtrackCatalog
+import SoundtrackContext
+
+/// What all users together taught the engine about tracks: how often each was liked and by how
+/// many people, which tracks the same people like (item–item co-occurrence), and in which contexts
+/// each was liked. The collaborative and popularity signals of the ranker
+/// (``Recommender/rankTracks(_:state:candidates:count:)``) read it; docs/scoring.md gives the formulas.
+///
+/// Tracks are keyed by their row in the engine's catalog index. The model is updated one event at
+/// a time (``record(user:row:like:dislike:attributes:)``), so the evaluators keep it current as the
+/// simulated or replayed people answer, and the store rebuilds it from the feedback log.
+///
+/// ```swift
+/// var community = Community()
+/// community.record(user: "u-1", row: 12, like: true, dislike: false, attributes: attributes)
+/// community.stats(of: 12).likes   // 1
+/// ```
+public struct Community: Sendable, Equatable {
+    /// Counts of one track.
+    public struct Stats: Sendable, Equatable {
+        /// Like events (likes, completes, ratings of 4 and 5).
+        public var likes: Int32 = 0
+        /// Events of any kind.
+        public var events: Int32 = 0
+        /// Distinct people who liked the track.
+        public var likers: Int32 = 0
+        /// Distinct people who reacted to it at all.
+        public var raters: Int32 = 0
+    }
+
+    /// How many of a person's earlier liked (and reacted-to) tracks a new one is paired with: the
+    /// co-occurrence counts then cost at most this many updates per event.
+    public static let pairWindow = 100
+
+    private(set) var stats: [Int: Stats] = [:]
+    /// Co-like counts: how many people liked both tracks.
+    private(set) var coLiked: [Int: [Int: Int32]] = [:]
+    /// Co-reaction counts: how many people reacted to both tracks.
+    private(set) var coRated: [Int: [Int: Int32]] = [:]
+    /// Like events per track and context attribute (``ContextAttributes``).
+    private(set) var contextLikes: [Int: [UInt64: Int32]] = [:]
+    /// Each person's liked and reacted-to tracks, oldest first (the pairing window).
+    private var liked: [String: [Int]] = [:]
+    private var rated: [String: [Int]] = [:]
+    private var likedSet: [String: Set<Int>] = [:]
+    private var ratedSet: [String: Set<Int>] = [:]
+    /// The largest like count and rater count of any track (the popularity scale).
+    public private(set) var maxLikes: Int32 = 0
+    /// See ``maxLikes``.
+    public private(set) var maxRaters: Int32 = 0
+    /// Changes with every recorded event: caches derived from the model compare it.
+    public private(set) var version: UInt64 = 0
+
+    /// An empty model.
+    public init() {}
+
+    /// The counts of a track (zeros when nobody reacted to it).
+    public func stats(of row: Int) -> Stats { stats[row] ?? Stats() }
+
+    /// Records one event: a like or dislike (or neither: a rating of 3) of a track by a person, in
+    /// a context described by its attributes.
+    public mutating func record(user: String, row: Int, like: Bool, dislike: Bool, attributes: [UInt64]) {
+        version &+= 1
+        var s = stats[row] ?? Stats()
+        s.events += 1
+        if ratedSet[user, default: []].insert(row).inserted {
+            s.raters += 1
+            for other in rated[user, default: []].suffix(Self.pairWindow) {
+                coRated[row, default: [:]][other, default: 0] += 1
+                coRated[other, default: [:]][row, default: 0] += 1
+            }
+            rated[user, default: []].append(row)
+        }
+        if like {
+            s.likes += 1
+            if likedSet[user, default: []].insert(row).inserted {
+                s.likers += 1
+                for other in liked[user, default: []].suffix(Self.pairWindow) {
+                    coLiked[row, default: [:]][other, default: 0] += 1
+                    coLiked[other, default: [:]][row, default: 0] += 1
+                }
+                liked[user, default: []].append(row)
+            }
+            for a in attributes { contextLikes[row, default: [:]][a, default: 0] += 1 }
+        }
+        stats[row] = s
+        maxLikes = max(maxLikes, s.likes)
+        maxRaters = max(maxRaters, s.raters)
+    }
+
+    /// `Σ_{l ∈ profile} co(l, j) / √(n_l · n_j)` for every track `j` co-occurring with the profile
+    /// (cosine of the tracks' people vectors, the profile's own tracks left out): `liked` uses
+    /// co-likes and distinct likers, else co-reactions and distinct raters.
+    public func neighbourScores(of profile: [Int], liked useLikes: Bool) -> [Int: Float] {
+        var out: [Int: Float] = [:]
+        let own = Set(profile)
+        for l in profile {
+            guard let row = (useLikes ? coLiked : coRated)[l] else { continue }
+            let nl = Float(useLikes ? stats(of: l).likers : stats(of: l).raters)
+            guard nl > 0 else { continue }
+            for (j, co) in row where !own.contains(j) {
+                let nj = Float(useLikes ? stats(of: j).likers : stats(of: j).raters)
+                guard nj > 0 else { continue }
+                out[j, default: 0] += Float(co) / (nl * nj).squareRoot()
+            }
+        }
+        return out
+    }
+
+    /// `Σ_{a ∈ attributes} likes of the track in a` (like events of the track in contexts sharing
+    /// each attribute).
+    public func contextLikes(of row: Int, attributes: [UInt64]) -> Float {
+        guard let counts = contextLikes[row] else { return 0 }
+        var sum: Int32 = 0
+        for a in attributes { sum += counts[a] ?? 0 }
+        return Float(sum)
+    }
+
+    /// The tracks with the most likes, most first (ties: the lower row), at most `k`.
+    public func mostLiked(_ k: Int) -> [Int] {
+        stats.filter { $0.value.likes > 0 }.sorted { ($0.value.likes, $1.key) > ($1.value.likes, $0.key) }.prefix(k).map(\.key)
+    }
+
+    /// Equal when the counts are (the per-person pairing windows follow from the same events).
+    public static func == (a: Community, b: Community) -> Bool {
+        a.stats == b.stats && a.coLiked == b.coLiked && a.coRated == b.coRated && a.contextLikes == b.contextLikes
+    }
+}
+
+/// The context of an event as attributes shared by all users (`daypart=morning`, `weekend`,
+/// `motion: walking`, `tag company = family`, `place: home`): what the contextual popularity of the
+/// ranker compares across people. Per-user slots (tags, learned places) are named through the
+/// user's vocabulary, so the same tag means the same attribute for everyone.
+public enum ContextAttributes {
+    /// The attributes of a feature vector, as stable 64-bit hashes.
+    public static func of(_ x: FeatureVector, vocabulary: FeatureVocabulary) -> [UInt64] {
+        names(x, vocabulary: vocabulary).map { StableHash.fnv1a($0) }
+    }
+
+    /// The attributes by name: the part of the day and weekday/weekend (from the time slots, when
+    /// present), every one-hot or multi-hot value the context has, and the temperature in 10 °C bands.
+    public static func names(_ x: FeatureVector, vocabulary: FeatureVocabulary) -> [String] {
+        var out: [String] = []
+        if x.mask[Slots.todSin] > 0, x.mask[Slots.todCos] > 0 {
+            var hour = Double(atan2(x.values[Slots.todSin], x.values[Slots.todCos])) / (2 * .pi) * 24
+            if hour < 0 { hour += 24 }
+            let part = hour < 5 ? "night" : hour < 8 ? "early morning" : hour < 11 ? "morning" : hour < 14 ? "midday"
+                : hour < 18 ? "afternoon" : hour < 22 ? "evening" : "night"
+            out.append("daypart=\(part)")
+        }
+        if x.mask[Slots.weekend] > 0 { out.append(x.values[Slots.weekend] >= 0.5 ? "weekend" : "weekday") }
+        if x.mask[Slots.temp] > 0 { out.append("temperature=\(Int((x.values[Slots.temp] * 60 - 20) / 10))") }
+        for i in FeatureLayout.slots.indices where ExplanationSlots.categorical[i] && x.mask[i] > 0 && x.values[i] >= 0.5 {
+            out.append(vocabulary.displayName(slot: i))
+        }
+        return out
+    }
+
+    enum Slots {
+        static let todSin = FeatureLayout.require("time.tod_sin")
+        static let todCos = FeatureLayout.require("time.tod_cos")
+        static let weekend = FeatureLayout.require("time.weekend")
+        static let temp = FeatureLayout.require("weather.temp")
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import SoundtrackCatalog
+import SoundtrackContext
+
+/// What the ranker derives from a user's evidence and the community, kept with the user's state
+/// between picks and rebuilt when either changes.
+struct RankingCache: Sendable {
+    var evidenceVersion: UInt64 = .max
+    var communityVersion: UInt64 = .max
+    /// Per catalog row: the sum and count of the user's ratings of the track (a like counts 5, a
+    /// dislike 1, a rating its stars), over all bins.
+    var own: [Int: (sum: Float, n: Float)] = [:]
+    /// Rows the user liked (mean rating above 3) and reacted to, in no particular order.
+    var liked: [Int] = []
+    var rated: [Int] = []
+    /// `1 − distinct tracks / events`: how much the user comes back to the same tracks.
+    var repetition: Float = 0
+    /// The user's likes per genre, and in all.
+    var genreLikes: [String: Float] = [:]
+    var likes: Float = 0
+    /// The collaborative scores of ``Community/neighbourScores(of:liked:)``, already divided by
+    /// the square root of the profile's size.
+    var knn: [Int: Float] = [:]
+    var knnRated: [Int: Float] = [:]
+}
+
+/// One ranked track: its catalog row, blended score and the signals that made it.
+public struct RankedTrack: Sendable, Equatable {
+    /// The catalog row.
+    public var row: Int
+    /// The blended score `Σ w_k f_k`.
+    public var score: Float
+    /// The value of each signal, in ``RankerModel/signals`` order.
+    public var signals: [Float]
+}
+
+extension Recommender {
+    /// The evidence one bin song carries: the sum and count of its ratings (a like counts 5, a
+    /// dislike 1, a `rate` its stars; the like or dislike of the latest rating is that rating).
+    static func evidence(_ s: BinSong) -> (sum: Float, n: Float) {
+        let rated = s.rating > 0
+        let likes = s.likes - (s.rating >= 4 ? 1 : 0), dislikes = s.dislikes - (rated && s.rating <= 2 ? 1 : 0)
+        let n = Float(max(0, likes) + max(0, dislikes) + (rated ? 1 : 0))
+        let sum = Float(5 * max(0, likes) + max(0, dislikes)) + Float(s.rating)
+        return (sum, n)
+    }
+
+    /// Rebuilds the user's ranking cache if the user's evidence or the community changed.
+    func refreshRankingCache(_ state: inout UserState, index: CatalogIndex) {
+        let communityVersion = community?.read { $0.version } ?? 0
+        guard state.rankingCache.evidenceVersion != state.evidenceVersion
+            || state.rankingCache.communityVersion != communityVersion
+        else { return }
+        var cache = RankingCache()
+        cache.evidenceVersion = state.evidenceVersion
+        cache.communityVersion = communityVersion
+        var events: Float = 0
+        for bin in state.bins {
+            for s in bin.songs {
+                let e = Self.evidence(s)
+                guard e.n > 0, let row = index.row(of: s.trackId) else { continue }
+                cache.own[row, default: (0, 0)].sum += e.sum
+                cache.own[row, default: (0, 0)].n += e.n
+                events += e.n
+            }
+        }
+        for (row, e) in cache.own {
+            cache.rated.append(row)
+            if e.sum / e.n > 3 {
+                cache.liked.append(row)
+                cache.likes += 1
+                for g in index.genres(ofRow: row) { cache.genreLikes[g, default: 0] += 1 }
+            }
+        }
+        cache.liked.sort()
+        cache.rated.sort()
+        cache.repetition = events > 0 ? 1 - Float(cache.own.count) / events : 0
+        if let community {
+            let (knn, knnRated) = community.read { c in
+                (c.neighbourScores(of: cache.liked, liked: true), c.neighbourScores(of: cache.rated, liked: false))
+            }
+            let nl = Float(max(1, cache.liked.count)).squareRoot(), nr = Float(max(1, cache.rated.count)).squareRoot()
+            cache.knn = knn.mapValues { $0 / nl }
+            cache.knnRated = knnRated.mapValues { $0 / nr }
+        }
+        state.rankingCache = cache
+    }
+
+    /// The tracks a pick ranks: the chosen bin's songs, the user's own liked tracks from any bin,
+    /// the strongest collaborative neighbours, the community's most liked tracks and catalog
+    /// tracks that sound like the bin — at most ``EngineConfig/candidates``, the recent picks left out.
+    func candidateRows(binIndex: Int, state: UserState, index: CatalogIndex, rng: inout SeededGenerator) -> [Int] {
+        let limit = config.candidates
+        var out: [Int] = []
+        var seen = Set<Int>()
+        let recent = Set(state.recentTracks.suffix(config.repeatWindow).compactMap { index.row(of: $0) })
+        func add(_ row: Int) {
+            guard out.count < limit, !recent.contains(row), seen.insert(row).inserted else { return }
+            out.append(row)
+        }
+        for s in state.bins[binIndex].songs { if let r = index.row(of: s.trackId) { add(r) } }
+        let cache = state.rankingCache
+        for r in cache.liked.sorted(by: { (cache.own[$0]!.sum / cache.own[$0]!.n, $1) > (cache.own[$1]!.sum / cache.own[$1]!.n, $0) }).prefix(limit / 4) {
+            add(r)
+        }
+        for (r, _) in cache.knn.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }).prefix(limit / 4) { add(r) }
+        if let community {
+            for r in community.read({ $0.mostLiked(limit / 8) }) { add(r) }
+        }
+        let similar = similarCatalogTracks(for: state.bins[binIndex], count: limit / 8, avoiding: [], rng: &rng)
+        for id in similar { if let r = index.row(of: id) { add(r) } }
+        return out
+    }
+
+    /// Ranks tracks for a context by the blended score of docs/scoring.md ("Ranking tracks"):
+    /// `Σ_k w_k f_k` over the signals of ``RankerModel/signals``, weights from ``ranker``, best first
+    /// (ties: the lower catalog row).
+    ///
+    /// - Parameters:
+    ///   - x: the context's features.
+    ///   - binIndex: the bin chosen for the context (its liked songs give the sound to match).
+    ///   - similarities: every bin's similarity to `x`, in bin order (the context weights of the
+    ///     user's own evidence).
+    ///   - state: the user's state (its ranking cache is brought up to date).
+    ///   - rows: the catalog rows to rank.
+    /// - Returns: every row with its score and signals, best first.
+    public func rankTracks(
+        _ x: FeatureVector, binIndex: Int?, similarities: [Float], state: inout UserState, rows: [Int]
+    ) -> [RankedTrack] {
+        let index = catalog.index()
+        refreshRankingCache(&state, index: index)
+        let cache = state.rankingCache
+        let n = RankerModel.signals.count
+        // The user's own evidence in similar contexts: Σ_b sim_b Σ (r − 3)/2 over the bin's ratings of j.
+        var contextNum: [Int: Float] = [:], contextDen: [Int: Float] = [:]
+        for (b, bin) in state.bins.enumerated() {
+            let sim = b < similarities.count ? similarities[b] : 0
+            guard sim > 0 else { continue }
+            for s in bin.songs {
+                let e = Self.evidence(s)
+                guard e.n > 0, let row = index.row(of: s.trackId) else { continue }
+                contextNum[row, default: 0] += sim * (e.sum - 3 * e.n) / 2
+                contextDen[row, default: 0] += sim * e.n
+            }
+        }
+        // The sound of the bin's liked songs (else all its songs).
+        var profile = AudioProfile()
+        if let binIndex {
+            let songs = state.bins[binIndex].songs
+            let likedRows = songs.filter { Self.evidence($0).n > 0 && Self.evidence($0).sum / Self.evidence($0).n > 3 }
+                .compactMap { index.row(of: $0.trackId) }
+            profile = index.profile(ofRows: likedRows.isEmpty ? songs.compactMap { index.row(of: $0.trackId) } : likedRows)
+        }
+        let attributes = ContextAttributes.of(x, vocabulary: state.vocabulary)
+        let (stats, maxLikes, maxRaters, context): ([Community.Stats], Float, Float, [Float]) =
+            community?.read { c in
+                (rows.map { c.stats(of: $0) }, Float(c.maxLikes), Float(c.maxRaters),
+                 rows.map { c.contextLikes(of: $0, attributes: attributes) })
+            } ?? (rows.map { _ in Community.Stats() }, 0, 0, rows.map { _ in 0 })
+        let likeScale = log1p(max(maxLikes, 1)), raterScale = log1p(max(maxRaters, 1))
+        let weights = ranker.weights
+        var out: [RankedTrack] = []
+        out.reserveCapacity(rows.count)
+        for (k, row) in rows.enumerated() {
+            var f = [Float](repeating: 0, count: n)
+            if let e = cache.own[row] {
+                f[0] = (e.sum / e.n - 3) / 2
+                f[1] = 1
+                f[2] = cache.repetition
+            }
+            if let num = contextNum[row] { f[3] = num / (contextDen[row]! + 1) }
+            f[4] = cache.knn[row] ?? 0
+            f[5] = cache.knnRated[row] ?? 0
+            let genres = index.genres(ofRow: row)
+            if !genres.isEmpty {
+                var g: Float = 0
+                for name in genres { g += cache.genreLikes[name] ?? 0 }
+                f[6] = (g + 0.1) / (cache.likes + 1)
+            }
+            let s = stats[k]
+            f[7] = log1p(Float(s.likes)) / likeScale
+            f[8] = log1p(Float(s.raters)) / raterScale
+            f[9] = log1p((context[k] + Float(s.likes)) / Float(attributes.count + 1)) / likeScale
+            f[10] = Self.soundSimilarity(index.profiles[row], profile)
+            var score: Float = 0
+            for i in 0..<n { score += weights[i] * f[i] }
+            out.append(RankedTrack(row: row, score: score, signals: f))
+        }
+        out.sort { ($0.score, $1.row) > ($1.score, $0.row) }
+        return out
+    }
+
+    /// `1 − √(mean squared difference)` over the audio dimensions both profiles have, clamped to
+    /// 0…1; 0 when they share none.
+    static func soundSimilarity(_ a: AudioProfile, _ b: AudioProfile) -> Float {
+        let shared = a.mask * b.mask
+        let count = shared.sum()
+        guard count > 0 else { return 0 }
+        let d = (a.values - b.values) * shared
+        return max(0, 1 - ((d * d).sum() / count).squareRoot())
+    }
+}
