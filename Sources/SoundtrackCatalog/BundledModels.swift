@@ -192,19 +192,19 @@ public enum BundledModels {
   "schema": "soundtrack.ranker",
   "version": 1,
   "weights": {
-    "own_mean": 0.65,
-    "own_rated": 1.0,
-    "own_rep": 0.5,
-    "own_ctx": 0.5,
-    "knn": 0.5,
-    "knn_r": 0.5,
-    "cat": 0.3,
-    "pop": 0.5,
-    "pop_r": 0.3,
-    "ctxpop": 0.3,
-    "audio": 0.5
+    "own_mean": -0.9588,
+    "own_rated": 0.7421,
+    "own_rep": 0.3906,
+    "own_ctx": 3.2451,
+    "knn": -3.0128,
+    "knn_r": 1.0565,
+    "cat": 0.472,
+    "pop": -1.5915,
+    "pop_r": -0.5884,
+    "ctxpop": -0.0717,
+    "audio": 4.6364
   },
-  "source": "hand-set starting point, to be replaced by soundtrack fit"
+  "source": "soundtrack fit sim7/events.jsonl --protocol chronological --folds 4 --seed 7 --max-queries 1500, on the simulated population of simulate --users 200 --days 28 --seed 7 (docs/evaluation.md, Fitting the blend)"
 }
 
 """#

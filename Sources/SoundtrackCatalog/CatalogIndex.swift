@@ -150,6 +150,9 @@ public final class CatalogIndex: Sendable {
     /// The normalised (lower-cased, trimmed) genres of a row.
     public func genres(ofRow row: Int) -> [String] { rowGenres[row].map { genreNames[Int($0)] } }
 
+    /// A row's genres as numbers (stable within this index; the same genre, the same number).
+    public func genreNumbers(ofRow row: Int) -> [Int32] { rowGenres[row] }
+
     /// Every distinct normalised genre of the catalog, in order of first appearance.
     public var allGenres: [String] { genreNames }
 

@@ -117,6 +117,17 @@ public struct Community: Sendable, Equatable {
         return Float(sum)
     }
 
+    /// The tracks with the most likes in contexts sharing the attributes (``contextLikes(of:attributes:)``),
+    /// most first (ties: the lower row), at most `limit`.
+    public func contextOrder(_ attributes: [UInt64], limit: Int) -> [Int] {
+        contextLikes.compactMap { row, counts -> (Int, Int32)? in
+            var sum: Int32 = 0
+            for a in attributes { sum += counts[a] ?? 0 }
+            return sum > 0 ? (row, sum) : nil
+        }
+        .sorted { ($0.1, $1.0) > ($1.1, $0.0) }.prefix(limit).map(\.0)
+    }
+
     /// The tracks with the most likes, most first (ties: the lower row), at most `k`.
     public func mostLiked(_ k: Int) -> [Int] {
         stats.filter { $0.value.likes > 0 }.sorted { ($0.value.likes, $1.key) > ($1.value.likes, $0.key) }.prefix(k).map(\.key)

@@ -15,13 +15,22 @@ struct RankingCache: Sendable {
     var rated: [Int] = []
     /// `1 − distinct tracks / events`: how much the user comes back to the same tracks.
     var repetition: Float = 0
-    /// The user's likes per genre, and in all.
-    var genreLikes: [String: Float] = [:]
+    /// The user's likes per genre (by ``CatalogIndex/genreNumbers(ofRow:)``), and in all.
+    var genreLikes: [Int32: Float] = [:]
     var likes: Float = 0
     /// The collaborative scores of ``Community/neighbourScores(of:liked:)``, already divided by
     /// the square root of the profile's size.
     var knn: [Int: Float] = [:]
     var knnRated: [Int: Float] = [:]
+    /// The collaborative neighbours, strongest first (candidates).
+    var knnOrder: [Int] = []
+    /// The user's liked rows, best rated first (candidates).
+    var likedOrder: [Int] = []
+    /// Catalog rows that sound like each bin, by bin number (candidates), with the evidence version
+    /// they were found for.
+    var sound: [Int: (version: UInt64, rows: [Int])] = [:]
+    /// The community's most liked rows (candidates).
+    var popular: [Int] = []
 }
 
 /// One ranked track: its catalog row, blended score and the signals that made it.
@@ -45,11 +54,18 @@ extension Recommender {
         return (sum, n)
     }
 
-    /// Rebuilds the user's ranking cache if the user's evidence or the community changed.
+    /// How many events of other users the community may gain before a user's collaborative
+    /// scores are computed again (the user's own feedback always refreshes them).
+    static let communityRefresh: UInt64 = 1_000
+
+    /// Rebuilds the user's ranking cache when the user's evidence changed, or when the community
+    /// gained ``communityRefresh`` events since it was built.
     func refreshRankingCache(_ state: inout UserState, index: CatalogIndex) {
         let communityVersion = community?.read { $0.version } ?? 0
-        guard state.rankingCache.evidenceVersion != state.evidenceVersion
-            || state.rankingCache.communityVersion != communityVersion
+        let current = state.rankingCache
+        guard current.evidenceVersion != state.evidenceVersion
+            || communityVersion &- current.communityVersion >= Self.communityRefresh
+            || (current.communityVersion == .max && communityVersion != .max)
         else { return }
         var cache = RankingCache()
         cache.evidenceVersion = state.evidenceVersion
@@ -69,47 +85,79 @@ extension Recommender {
             if e.sum / e.n > 3 {
                 cache.liked.append(row)
                 cache.likes += 1
-                for g in index.genres(ofRow: row) { cache.genreLikes[g, default: 0] += 1 }
+                for g in index.genreNumbers(ofRow: row) { cache.genreLikes[g, default: 0] += 1 }
             }
         }
         cache.liked.sort()
         cache.rated.sort()
+        let own = cache.own
+        cache.likedOrder = cache.liked.sorted { (own[$0]!.sum / own[$0]!.n, $1) > (own[$1]!.sum / own[$1]!.n, $0) }
         cache.repetition = events > 0 ? 1 - Float(cache.own.count) / events : 0
         if let community {
-            let (knn, knnRated) = community.read { c in
-                (c.neighbourScores(of: cache.liked, liked: true), c.neighbourScores(of: cache.rated, liked: false))
+            let limit = config.candidates
+            let (knn, knnRated, popular) = community.read { c in
+                (c.neighbourScores(of: cache.liked, liked: true), c.neighbourScores(of: cache.rated, liked: false), c.mostLiked(limit / 8))
             }
             let nl = Float(max(1, cache.liked.count)).squareRoot(), nr = Float(max(1, cache.rated.count)).squareRoot()
             cache.knn = knn.mapValues { $0 / nl }
             cache.knnRated = knnRated.mapValues { $0 / nr }
+            cache.knnOrder = cache.knn.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(limit / 4).map(\.key)
+            cache.popular = popular
         }
+        // Sound neighbours of bins stay valid while the bin is the same.
+        for (number, entry) in current.sound { cache.sound[number] = entry }
         state.rankingCache = cache
     }
 
     /// The tracks a pick ranks: the chosen bin's songs, the user's own liked tracks from any bin,
     /// the strongest collaborative neighbours, the community's most liked tracks and catalog
     /// tracks that sound like the bin — at most ``EngineConfig/candidates``, the recent picks left out.
-    func candidateRows(binIndex: Int, state: UserState, index: CatalogIndex, rng: inout SeededGenerator) -> [Int] {
+    public func candidateRows(binIndex: Int, state: inout UserState, index: CatalogIndex, rng: inout SeededGenerator) -> [Int] {
         let limit = config.candidates
         var out: [Int] = []
-        var seen = Set<Int>()
+        out.reserveCapacity(limit)
+        var seen = Set<Int>(minimumCapacity: limit)
         let recent = Set(state.recentTracks.suffix(config.repeatWindow).compactMap { index.row(of: $0) })
         func add(_ row: Int) {
             guard out.count < limit, !recent.contains(row), seen.insert(row).inserted else { return }
             out.append(row)
         }
         for s in state.bins[binIndex].songs { if let r = index.row(of: s.trackId) { add(r) } }
-        let cache = state.rankingCache
-        for r in cache.liked.sorted(by: { (cache.own[$0]!.sum / cache.own[$0]!.n, $1) > (cache.own[$1]!.sum / cache.own[$1]!.n, $0) }).prefix(limit / 4) {
-            add(r)
+        for r in state.rankingCache.likedOrder.prefix(limit / 4) { add(r) }
+        for r in state.rankingCache.knnOrder { add(r) }
+        for r in state.rankingCache.popular { add(r) }
+        let bin = state.bins[binIndex]
+        if let cached = state.rankingCache.sound[bin.number], cached.version == state.evidenceVersion {
+            for r in cached.rows { add(r) }
+        } else {
+            let rows = soundNeighbours(of: bin, count: limit / 8, index: index)
+            state.rankingCache.sound[bin.number] = (state.evidenceVersion, rows)
+            for r in rows { add(r) }
         }
-        for (r, _) in cache.knn.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }).prefix(limit / 4) { add(r) }
-        if let community {
-            for r in community.read({ $0.mostLiked(limit / 8) }) { add(r) }
-        }
-        let similar = similarCatalogTracks(for: state.bins[binIndex], count: limit / 8, avoiding: [], rng: &rng)
-        for id in similar { if let r = index.row(of: id) { add(r) } }
         return out
+    }
+
+    /// Catalog rows that sound like a bin's liked songs (their mean audio profile and top genres),
+    /// else like the bin's cold-start prior; the bin's songs left out.
+    func soundNeighbours(of bin: Bin, count: Int, index: CatalogIndex) -> [Int] {
+        guard index.count > 0, count > 0 else { return [] }
+        let liked = bin.songs.filter { Self.evidence($0).n > 0 && Self.evidence($0).sum / Self.evidence($0).n > 3 }
+            .compactMap { index.row(of: $0.trackId) }
+        let profile: AudioProfile
+        var genres = Set<String>()
+        if !liked.isEmpty {
+            profile = index.profile(ofRows: liked)
+            var counts: [String: Int] = [:]
+            for r in liked { for g in index.genres(ofRow: r) { counts[g, default: 0] += 1 } }
+            genres = Set(counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map(\.key))
+        } else if let prior = priors.contexts.first(where: { $0.name == bin.prior }) ?? priors.contexts.first(where: { $0.name == "default" }) {
+            profile = prior.profile
+            genres = Set(prior.genres)
+        } else {
+            return []
+        }
+        let members = Set(bin.songs.compactMap { index.row(of: $0.trackId) })
+        return index.similar(to: profile, genres: genres, k: count, excluding: members).map(\.row)
     }
 
     /// Ranks tracks for a context by the blended score of docs/scoring.md ("Ranking tracks"):
@@ -171,10 +219,10 @@ extension Recommender {
             if let num = contextNum[row] { f[3] = num / (contextDen[row]! + 1) }
             f[4] = cache.knn[row] ?? 0
             f[5] = cache.knnRated[row] ?? 0
-            let genres = index.genres(ofRow: row)
+            let genres = index.genreNumbers(ofRow: row)
             if !genres.isEmpty {
                 var g: Float = 0
-                for name in genres { g += cache.genreLikes[name] ?? 0 }
+                for id in genres { g += cache.genreLikes[id] ?? 0 }
                 f[6] = (g + 0.1) / (cache.likes + 1)
             }
             let s = stats[k]

@@ -26,7 +26,7 @@ extension Recommender {
     func chooseTracks(_ x: FeatureVector, binIndex: Int, count: Int, state: inout UserState, rng: inout SeededGenerator) -> TrackChoice {
         let index = catalog.index()
         refreshRankingCache(&state, index: index)
-        let rows = candidateRows(binIndex: binIndex, state: state, index: index, rng: &rng)
+        let rows = candidateRows(binIndex: binIndex, state: &state, index: index, rng: &rng)
         let similarities = binDistances(x, state: &state).map(similarity)
         let ranked = rankTracks(x, binIndex: binIndex, similarities: similarities, state: &state, rows: rows)
         guard !ranked.isEmpty else { return TrackChoice(ranked: [], pick: "", source: "catalog", signals: []) }

@@ -115,6 +115,7 @@ public struct Recommender: Sendable {
     public func prepare(_ state: inout UserState) {
         state.scoring.sync(bins: state.bins, config: config)
         for i in state.bins.indices { state.bins[i].orderSongsByRate() }
+        refreshRankingCache(&state, index: catalog.index())
     }
 
     /// The feature vector of a snapshot, learning places and the user's vocabulary from it.

@@ -61,6 +61,8 @@ public struct EvaluationReport: Sendable {
         public var days: Int
         /// Like rate of each day, for the engine and each baseline (by name).
         public var likeRateByDay: [(String, [Double])]
+        /// NDCG@k of each day's lists (relevance: the person's noise-free taste), by name.
+        public var ndcgByDay: [(String, [Double])] = []
         /// Like rate per ground-truth context, for the engine and each baseline (by name).
         public var likeRateByContext: [(String, [(String, Double)])]
         /// Bin purity against the ground-truth contexts (mean over users).
@@ -122,6 +124,7 @@ public struct EvaluationReport: Sendable {
             pairs.append(("online", .object([
                 ("days", .number(Double(o.days))),
                 ("like_rate_by_day", .object(o.likeRateByDay.map { ($0.0, .array($0.1.map { Self.r($0) })) })),
+                ("ndcg_by_day", .object(o.ndcgByDay.map { ($0.0, .array($0.1.map { Self.r($0) })) })),
                 ("like_rate_by_context", .object(o.likeRateByContext.map { ($0.0, .object($0.1.map { ($0.0, Self.r($0.1)) })) })),
                 ("bin_purity", Self.r(o.purity)), ("bin_nmi", Self.r(o.nmi)),
             ])))
@@ -166,6 +169,19 @@ public struct EvaluationReport: Sendable {
             lines.append(pad("day", 6) + o.likeRateByDay.map { lpad($0.0, 16) }.joined())
             for d in 0..<o.days {
                 lines.append(pad("\(d + 1)", 6) + o.likeRateByDay.map { lpad(d < $0.1.count ? f($0.1[d]) : "—", 16) }.joined())
+            }
+            if !o.ndcgByDay.isEmpty {
+                lines.append("")
+                lines.append("NDCG@\(k) by day (the list of \(k) asked at every slot; relevant: what the person likes there):")
+                lines.append(pad("day", 6) + o.ndcgByDay.map { lpad($0.0, 16) }.joined())
+                for d in 0..<o.days {
+                    lines.append(pad("\(d + 1)", 6) + o.ndcgByDay.map { lpad(d < $0.1.count ? f($0.1[d]) : "—", 16) }.joined())
+                }
+                let first = o.ndcgByDay.first?.1 ?? []
+                if first.count >= 14 {
+                    let early = first.prefix(7).reduce(0, +) / 7, late = first.suffix(7).reduce(0, +) / 7
+                    lines.append(String(format: "engine NDCG@%d, first week %.4f, last week %.4f (%+.1f%%)", k, early, late, early > 0 ? (late - early) / early * 100 : 0))
+                }
             }
             lines.append("")
             lines.append("like rate by ground-truth context:")

@@ -78,7 +78,8 @@ public struct OfflineEvaluator: Sendable {
         for split in splits {
             report.counts.trainEvents += split.train.count
             report.counts.testEvents += split.test.count
-            // Train.
+            // Train: fresh states and a fresh community per split.
+            let engine = self.engine.with(community: SharedCommunity())
             var states: [String: UserState] = [:]
             var base = BaselineModel(catalog: index, seed: seed)
             for i in split.train {
@@ -89,9 +90,10 @@ public struct OfflineEvaluator: Sendable {
                 } catch {
                     throw error.at(line: entry.line)
                 }
-                base.learn(user: e.user, track: e.track, positive: e.isLike)
+                base.learn(user: e.user, track: e.track, positive: e.isLike, context: BaselineModel.attributes(of: e.snapshot!))
             }
             base.refresh()
+            for user in states.keys { engine.prepare(&states[user]!) }
             binsTotal += Double(states.values.reduce(0) { $0 + $1.bins.count })
 
             // Test, session by session.
@@ -103,12 +105,13 @@ public struct OfflineEvaluator: Sendable {
                 for i in session {
                     let entry = log.entries[i]
                     let e = entry.event
-                    engineAnswers.append(engineAnswer(e, query: i, state: states[e.user] ?? engine.newUser(e.user)))
+                    engineAnswers.append(engineAnswer(e, query: i, engine: engine, state: states[e.user] ?? engine.newUser(e.user)))
+                    let context = BaselineModel.attributes(of: e.snapshot!)
                     for (b, kind) in BaselineKind.allCases.enumerated() {
                         let salt = UInt64(i)
                         baseAnswers[b].append(Answer(
-                            ranked: base.rank(kind, user: e.user, k: k, salt: salt),
-                            score: base.scores(kind, user: e.user, tracks: [e.track], salt: salt)[0]))
+                            ranked: base.rank(kind, user: e.user, k: k, salt: salt, context: context),
+                            score: base.scores(kind, user: e.user, tracks: [e.track], salt: salt, context: context)[0]))
                     }
                 }
                 score(session, answers: engineAnswers, liked: liked, log: log, into: &engineAcc)
@@ -123,19 +126,17 @@ public struct OfflineEvaluator: Sendable {
     }
 
     /// The engine's answer to a test event, on a copy of the user's state (read-only).
-    func engineAnswer(_ e: FeedbackEvent, query: Int, state: UserState) -> Answer {
+    func engineAnswer(_ e: FeedbackEvent, query: Int, engine: Recommender, state: UserState) -> Answer {
         var copy = state
         copy.pickCounter = Int64(query)
         let (pick, record) = engine.pick(e.snapshot!, state: &copy, top: k)
-        var corr: [Int: Float] = [:]
-        for r in record.ranking { corr[r.bin] = r.score }
-        corr[record.binNumber] = pick.bin.score
-        var best = 0.0
-        for bin in copy.bins {
-            guard let s = bin.songIndex(e.track), let c = corr[bin.number] else { continue }
-            let song = bin.songs[s]
-            let rate = Double(song.likes + 1) / Double(song.likes + song.dislikes + 2)
-            best = max(best, (1 + Double(c)) / 2 * rate)
+        // The score of the event's own track: the ranker's blended score in this context.
+        var best = -Double.infinity
+        if let row = engine.catalog.index().row(of: e.track) {
+            let similarities = engine.binSimilarities(record.features, state: &copy)
+            let scored = engine.rankTracks(
+                record.features, binIndex: copy.binIndex(number: record.binNumber), similarities: similarities, state: &copy, rows: [row])
+            best = Double(scored.first?.score ?? 0)
         }
         let chosen = copy.binIndex(number: record.binNumber).map { copy.bins[$0] }
         return Answer(

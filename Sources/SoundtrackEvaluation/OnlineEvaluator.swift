@@ -45,6 +45,7 @@ public struct OnlineEvaluator: Sendable {
         report.counts.testEvents = slots.count
 
         let kinds = BaselineKind.allCases
+        let engine = self.engine.with(community: SharedCommunity())
         var states = users.map { engine.newUser($0.id) }
         var base = [BaselineModel](repeating: BaselineModel(catalog: catalog, seed: population.seed), count: kinds.count)
         var recent = [[[String]]](repeating: [[String]](repeating: [], count: users.count), count: kinds.count)
@@ -60,6 +61,29 @@ public struct OnlineEvaluator: Sendable {
         var switches = 0, sessions = 0
         var day = -1
         let window = max(engine.config.repeatWindow, 1)
+        // NDCG@k of each recommender's list of k tracks per slot, by day; relevance: the person likes
+        // the track in the slot's context without the answer's noise.
+        var gain = [[Double]](repeating: [Double](repeating: 0, count: days), count: kinds.count + 1)
+        var likedInCatalog: [[ContextLabel: Int]] = Array(repeating: [:], count: users.count)
+        func ndcg(_ list: [Int], user u: Int, context: ContextLabel) -> Double {
+            let person = users[u]
+            if likedInCatalog[u][context] == nil {
+                var n = 0
+                for t in catalog.tracks where person.likes(t, in: context, noise: 0) {
+                    n += 1
+                    if n >= k { break }
+                }
+                likedInCatalog[u][context] = n
+            }
+            let ideal = min(k, likedInCatalog[u][context]!)
+            guard ideal > 0 else { return 0 }
+            var dcg = 0.0, idcg = 0.0
+            for (i, row) in list.prefix(k).enumerated() where person.likes(catalog.tracks[row], in: context, noise: 0) {
+                dcg += 1 / log2(Double(i + 2))
+            }
+            for i in 0..<ideal { idcg += 1 / log2(Double(i + 2)) }
+            return dcg / idcg
+        }
 
         for slot in slots {
             if slot.day != day {
@@ -72,7 +96,8 @@ public struct OnlineEvaluator: Sendable {
             let u = slot.user
             let id = population.eventId(slot)
             // The engine.
-            let (pick, record) = engine.pick(slot.snapshot, state: &states[u])
+            let (pick, record) = engine.pick(slot.snapshot, state: &states[u], top: k)
+            gain[0][slot.day] += ndcg(pick.ranked.compactMap { catalog.row(of: $0.id) }, user: u, context: slot.context)
             if let row = catalog.row(of: pick.track.id) {
                 let event = population.answer(slot: slot, track: row, eventId: id, pickId: pick.pickId)
                 if event.isLike {
@@ -93,18 +118,19 @@ public struct OnlineEvaluator: Sendable {
             // The baselines.
             var draw = SeededGenerator(seed: population.seed ^ 0x6578_706c, user: users[u].id, counter: Int64(slot.number))
             let explore = draw.unit() < Self.exploration
+            let context = BaselineModel.attributes(of: slot.snapshot)
             for (b, kind) in kinds.enumerated() {
                 let user = users[u].id
-                let ranker = explore ? BaselineKind.random : kind
-                guard let track = base[b].rank(ranker, user: user, k: 1, excluding: Set(recent[b][u]), salt: UInt64(slot.number)).first,
-                    let row = catalog.row(of: track)
-                else { continue }
+                let list = base[b].rank(kind, user: user, k: k, excluding: Set(recent[b][u]), salt: UInt64(slot.number), context: context)
+                gain[b + 1][slot.day] += ndcg(list.compactMap { catalog.row(of: $0) }, user: u, context: slot.context)
+                let played = explore ? base[b].rank(.random, user: user, k: 1, excluding: Set(recent[b][u]), salt: UInt64(slot.number)).first : list.first
+                guard let track = played, let row = catalog.row(of: track) else { continue }
                 let event = population.answer(slot: slot, track: row, eventId: id)
                 if event.isLike {
                     liked[b + 1][slot.day] += 1
                     likedIn[b + 1][ci] += 1
                 }
-                base[b].learn(user: user, track: track, positive: event.isLike)
+                base[b].learn(user: user, track: track, positive: event.isLike, context: context)
                 recent[b][u].append(track)
                 if recent[b][u].count > window { recent[b][u].removeFirst() }
             }
@@ -114,10 +140,12 @@ public struct OnlineEvaluator: Sendable {
         let total = Double(max(slots.count, 1))
         func rate(_ p: Int) -> Double { Double(liked[p].reduce(0, +)) / total }
         report.engine.likeRate = rate(0)
+        report.engine.ndcg = gain[0].reduce(0, +) / total
         report.engine.binSwitchesPerSession = sessions > 0 ? Double(switches) / Double(sessions) : nil
         report.baselines = kinds.enumerated().map { b, kind in
             var m = MetricSet()
             m.likeRate = rate(b + 1)
+            m.ndcg = gain[b + 1].reduce(0, +) / total
             return (kind, m)
         }
         let byDay = (0...kinds.count).map { p in (0..<days).map { d in heard[d] > 0 ? Double(liked[p][d]) / Double(heard[d]) : 0 } }
@@ -130,6 +158,7 @@ public struct OnlineEvaluator: Sendable {
         let nmi = withPicks.map { Metrics.nmi($0) }.reduce(0, +) / Double(max(withPicks.count, 1))
         report.online = .init(
             days: days, likeRateByDay: [("engine", byDay[0])] + kinds.enumerated().map { ($1.rawValue, byDay[$0 + 1]) },
+            ndcgByDay: names.enumerated().map { p, name in (name, (0..<days).map { d in heard[d] > 0 ? gain[p][d] / Double(heard[d]) : 0 }) },
             likeRateByContext: byContext, purity: purity, nmi: nmi)
         return report
     }
