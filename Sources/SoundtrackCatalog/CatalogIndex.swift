@@ -150,9 +150,6 @@ public final class CatalogIndex: Sendable {
     /// The normalised (lower-cased, trimmed) genres of a row.
     public func genres(ofRow row: Int) -> [String] { rowGenres[row].map { genreNames[Int($0)] } }
 
-    /// Every distinct normalised genre of the catalog, in order of first appearance.
-    public var allGenres: [String] { genreNames }
-
     /// The number of tracks that carry a genre (normalised), 0 if none.
     public func trackCount(ofGenre genre: String) -> Int {
         genreIDs[Self.normalise(genre)].map { postings[Int($0)].count } ?? 0

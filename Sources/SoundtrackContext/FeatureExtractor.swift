@@ -120,14 +120,6 @@ public struct FeatureExtractor: Sendable {
         return h
     }
 
-    /// The `place.h*` slot (0..<8) of a place key (`label:library` or a learned place's id).
-    ///
-    /// - Parameter placeKey: the key.
-    /// - Returns: the offset of the slot within the `place_learned` group.
-    public static func placeSlot(_ placeKey: String) -> Int {
-        slot(StableHash.fnv1a(placeKey))
-    }
-
     static func slot(_ placeHash: UInt64) -> Int {
         Int(placeHash % UInt64(FeatureLayout.learnedPlaceSlots))
     }

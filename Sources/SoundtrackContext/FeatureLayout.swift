@@ -117,11 +117,6 @@ public struct FeatureVector: Sendable, Equatable {
         set(FeatureLayout.require(name), value)
     }
 
-    /// Marks every slot of a group present, leaving values as they are (zero unless set).
-    public mutating func markPresent(_ group: FeatureLayout.Group) {
-        for (i, s) in FeatureLayout.slots.enumerated() where s.group == group { mask[i] = 1 }
-    }
-
     /// The value of a slot by name, or `nil` when it is missing.
     public func value(_ name: String) -> Float? {
         let i = FeatureLayout.require(name)

@@ -110,7 +110,7 @@ extension FeedbackEvent {
     ///   - strict: whether unknown fields (here and in the snapshot) are errors.
     /// - Throws: ``InputError`` for the first field that breaks a rule.
     public init(json: JSONValue, path: String = "", strict: Bool = false) throws(InputError) {
-        let r = try FieldReader(json, base: path)
+        let r = try JSONObjectReader(json, base: path)
         try r.rejectUnknown(FeedbackEvent.knownFields, strict: strict)
         let id = try r.identifier("id")
         let user = try r.identifier("user")

@@ -1,11 +1,12 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import Logging
 import Synchronization
 import SoundtrackApp
 import SoundtrackContext
+import SoundtrackEngine
 import SoundtrackProviders
+import SoundtrackRules
 import SoundtrackStore
 
 /// Options every command that opens the database shares.
@@ -167,18 +168,4 @@ enum ConfigLoader {
             throw e
         }
     }
-}
-
-/// Runs async work from a synchronous command and returns its result.
-func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let box = Mutex<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        let r: Result<T, any Error>
-        do { r = .success(try await body()) } catch { r = .failure(error) }
-        box.withLock { $0 = r }
-        done.signal()
-    }
-    done.wait()
-    return try box.withLock { $0! }.get()
 }

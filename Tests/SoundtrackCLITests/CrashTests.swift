@@ -2,7 +2,9 @@ import Foundation
 import SoundtrackApp
 import SoundtrackContext
 import SoundtrackEngine
+import SoundtrackRules
 import SoundtrackStore
+import SoundtrackTestSupport
 import Testing
 
 @Suite("Durability", .serialized)

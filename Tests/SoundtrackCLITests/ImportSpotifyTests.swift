@@ -3,6 +3,7 @@ import GRDB
 import SoundtrackApp
 import SoundtrackContext
 import SoundtrackStore
+import SoundtrackTestSupport
 import Testing
 
 @Suite("Import Spotify")

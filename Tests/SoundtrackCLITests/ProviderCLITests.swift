@@ -1,4 +1,5 @@
 import Foundation
+import SoundtrackTestSupport
 import Testing
 
 @Suite("config check and the provider imports", .serialized)

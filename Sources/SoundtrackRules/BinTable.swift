@@ -3,7 +3,8 @@ import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackStore
 
-/// Renders a user's bins as a readable table.
+/// A user's bins as the front-ends show them: a readable table (`soundtrack bins`, the demo) and
+/// the wire JSON (`bins --json`, `GET /v1/users/{id}/bins`).
 public enum BinTable {
     /// One line per bin: id, label, size, likes, dislikes, observations, prior, best tracks.
     public static func render(_ bins: [Bin], store: Store) throws -> [String] {

@@ -48,7 +48,7 @@ enum Got {
 }
 
 /// Reads and validates the fields of one JSON object; builds paths only when it throws.
-struct FieldReader {
+struct JSONObjectReader {
     let pairs: [(String, JSONValue)]
     let base: String
     let index: Int?
