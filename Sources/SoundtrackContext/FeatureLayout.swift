@@ -18,7 +18,7 @@ public enum FeatureLayout {
     public static let placeCategories = ["home", "work", "school", "library", "gym", "cafe", "outdoors", "shop", "transit", "other"]
     /// Number of hashed slots for individual places (labelled or learned from coordinates).
     public static let learnedPlaceSlots = 8
-    /// Weather condition groups (FORMATS.md conditions folded into six).
+    /// Weather condition groups (the conditions of docs/formats.md folded into six).
     public static let weatherGroups = ["clear", "cloudy", "wet", "snow", "murky", "other"]
     /// Calendar event categories.
     public static let calendarCategories = ["workout", "study", "work", "social", "travel", "rest", "other"]

@@ -138,7 +138,7 @@ extension FeedbackEvent {
         self.init(id: id, user: user, at: at, track: track, signal: signal, playedMs: playedMs, pickId: pickId, snapshot: snapshot)
     }
 
-    /// The event in the interchange format (FORMATS.md); `FeedbackEvent(json: e.json()) == e`.
+    /// The event in the interchange format (docs/formats.md); `FeedbackEvent(json: e.json()) == e`.
     public func json() -> JSONValue {
         var o = ObjectBuilder(capacity: 8)
         o.add("id", id)

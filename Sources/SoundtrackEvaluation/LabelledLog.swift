@@ -3,7 +3,7 @@ import SoundtrackCatalog
 import SoundtrackContext
 
 /// A labelled feedback log: JSON Lines of feedback events, each with its embedded snapshot, in time
-/// order per user (FORMATS.md). The input of `soundtrack eval`.
+/// order per user (docs/evaluation.md). The input of `soundtrack eval`.
 ///
 /// ```swift
 /// let log = try LabelledLog.parse(data, catalog: index)

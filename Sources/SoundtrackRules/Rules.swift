@@ -146,6 +146,13 @@ public struct Rules: Sendable {
         throw .unknownUser(event.user)
     }
 
+    /// Whether judging an event needs its user's state: not when an applied event holds its id
+    /// (`owner`), which decides it by rule 1 alone (a duplicate, or another user's id). A front-end
+    /// that loads states in bulk (replay) need not load a user all of whose events are decided so.
+    public static func needsState(appliedBy owner: String?) -> Bool {
+        owner == nil
+    }
+
     /// Rule 1: whether an applied event with the same id makes this one a duplicate.
     /// - Throws: ``RuleError/eventIdTaken(_:)`` when that event is another user's.
     static func isDuplicate(_ event: FeedbackEvent, appliedBy owner: String?) throws(RuleError) -> Bool {

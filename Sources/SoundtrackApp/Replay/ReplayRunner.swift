@@ -375,13 +375,15 @@ public final class ReplayRunner: Sendable {
         for (id, user) in try store.feedbackOwners(ids: fresh) { run.owners[id] = user }
     }
 
-    /// The users a block names for the first time: loaded from the database, else created
-    /// (`createUsers`: the returned writes add them), else unknown for the rest of the run.
+    /// The users a block names for the first time, with an event that needs their state: loaded
+    /// from the database, else created (`createUsers`: the returned writes add them), else unknown
+    /// for the rest of the run. (A replay run again finds every id applied and loads no one.)
     private func meetUsers(_ keys: [Key?], _ run: RunState) throws -> [UserWrite] {
         var missing: [String] = []
         var seen = Set<String>()
         for k in keys {
-            guard let k, run.workers[run.worker(of: k.user)].users[k.user] == nil, !run.unknown.contains(k.user) else { continue }
+            guard let k, Rules.needsState(appliedBy: run.owners[k.id]) else { continue }
+            guard run.workers[run.worker(of: k.user)].users[k.user] == nil, !run.unknown.contains(k.user) else { continue }
             if seen.insert(k.user).inserted { missing.append(k.user) }
         }
         guard !missing.isEmpty else { return [] }
@@ -418,16 +420,18 @@ public final class ReplayRunner: Sendable {
         return keys.count
     }
 
-    /// Judges the events of one round: those of unknown users here, the others on the workers,
-    /// each worker its own users grouped by user (``groupByUser(_:)``: a user's state, 32 KB of
-    /// scoring rows alone for 32 bins, stays in the cache across its events), each user's events
-    /// in log order.
+    /// Judges the events of one round: those of users without a state here (unknown users, and
+    /// users not loaded because rule 1 decides all their events), the others on the workers, each
+    /// worker its own users grouped by user (``groupByUser(_:)``: a user's state, 32 KB of scoring
+    /// rows alone for 32 bins, stays in the cache across its events), each user's events in log order.
     private func applyRound(
         _ items: [Item], _ keys: [Key?], _ round: Range<Int>, picks: [String: PickRecord], run: RunState,
         verdicts: Shared<Verdict>, rows: Shared<FeedbackRow?>
     ) throws {
         for i in round {
-            guard let k = keys[i], run.unknown.contains(k.user), case let .success(e) = items[i].event else { continue }
+            guard let k = keys[i], run.workers[run.worker(of: k.user)].users[k.user] == nil, case let .success(e) = items[i].event else {
+                continue
+            }
             do {
                 if try rules.stageFeedbackOfUnknownUser(e, appliedBy: run.owners[k.id]) == .duplicate { verdicts.p[i] = .duplicate }
             } catch {
