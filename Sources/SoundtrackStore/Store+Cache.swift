@@ -118,8 +118,8 @@ extension Store {
         }
     }
 
-    /// The number of feedback rows: all users, or one.
-    public func feedbackCount(user: String? = nil) throws -> Int {
+    /// The number of feedback rows: all users, or one (for tests).
+    func feedbackCount(user: String? = nil) throws -> Int {
         try database.read { db in
             if let user {
                 return try Int.fetchOne(db, sql: "SELECT count(*) FROM feedback WHERE user_id = ?", arguments: [user]) ?? 0

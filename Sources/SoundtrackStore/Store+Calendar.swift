@@ -86,7 +86,7 @@ extension Store {
     }
 
     /// How many calendar events a user has stored.
-    public func calendarEventCount(user: String) throws -> Int {
+    func calendarEventCount(user: String) throws -> Int {
         try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM calendar_events WHERE user_id = ?", arguments: [user]) ?? 0 }
     }
 

@@ -97,14 +97,23 @@ extension Store {
             try db.execute(sql: "PRAGMA secure_delete = OFF")
             return saved
         }
-        defer {
-            try? database.writeWithoutTransaction { db in
+        func restore() throws {
+            try database.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA cache_size = \(before.cache)")
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = \(before.checkpoint)")
                 try db.execute(sql: "PRAGMA secure_delete = \(before.secureDelete)")
             }
         }
-        return try body()
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            // The body's failure is the one to report; a failed restore after it would only hide it.
+            try? restore()
+            throw error
+        }
+        try restore()
+        return result
     }
 
     /// Whether the catalog has any track (cheaper than counting).

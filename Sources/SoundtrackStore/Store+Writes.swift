@@ -160,25 +160,19 @@ extension Store {
     }
 
     /// Writes a whole user state (every bin, weight, place and the session), creating the user if
-    /// needed: for benchmarks and imports that build a state in memory.
+    /// needed: for benchmarks and tests that build a state in memory.
     public func saveWholeState(_ state: UserState, at: Date) throws {
-        try saveWholeStates([state], at: at)
-    }
-
-    /// Writes whole user states (see ``saveWholeState(_:at:)``) in one transaction.
-    public func saveWholeStates(_ states: [UserState], at: Date) throws {
+        var state = state
+        for b in state.bins {
+            state.changes.bins.insert(b.number)
+            state.changes.songs.insert(b.number)
+        }
+        state.changes.weights = true
+        state.changes.places = true
+        state.changes.counters = true
         try database.write { db in
-            for var state in states {
-                for b in state.bins {
-                    state.changes.bins.insert(b.number)
-                    state.changes.songs.insert(b.number)
-                }
-                state.changes.weights = true
-                state.changes.places = true
-                state.changes.counters = true
-                if try !Self.userExists(db, state.user) { try Self.insertUser(db, state.user, at: at) }
-                try Self.saveState(db, &state)
-            }
+            if try !Self.userExists(db, state.user) { try Self.insertUser(db, state.user, at: at) }
+            try Self.saveState(db, &state)
         }
     }
 }

@@ -118,7 +118,7 @@ public final class Store: Sendable {
     }
 
     /// Row counts of every table that holds a user's data, for checks that `forget` removed all.
-    public func rowCounts(user id: String) throws -> [String: Int] {
+    func rowCounts(user id: String) throws -> [String: Int] {
         try database.read { db in
             var out: [String: Int] = [:]
             for t in ["users:id", "user_settings:user_id", "bins:user_id", "weights:user_id", "places:user_id",

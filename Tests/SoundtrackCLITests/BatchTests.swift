@@ -1,6 +1,6 @@
 import Foundation
 import SoundtrackContext
-import SoundtrackStore
+@testable import SoundtrackStore
 import SoundtrackTestSupport
 import Testing
 

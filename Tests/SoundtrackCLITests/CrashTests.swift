@@ -3,7 +3,7 @@ import SoundtrackApp
 import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackRules
-import SoundtrackStore
+@testable import SoundtrackStore
 import SoundtrackTestSupport
 import Testing
 

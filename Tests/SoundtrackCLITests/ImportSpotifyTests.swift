@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import SoundtrackApp
 import SoundtrackContext
-import SoundtrackStore
+@testable import SoundtrackStore
 import SoundtrackTestSupport
 import Testing
 

@@ -3,7 +3,7 @@ import Testing
 import SoundtrackApp
 import SoundtrackCatalog
 import SoundtrackContext
-import SoundtrackStore
+@testable import SoundtrackStore
 @testable import SoundtrackProviders
 
 @Suite struct ImportAndEnrichTests {

@@ -5,7 +5,7 @@ import HummingbirdTesting
 import Testing
 import SoundtrackContext
 import SoundtrackServer
-import SoundtrackStore
+@testable import SoundtrackStore
 
 /// The router driven in process: auth, every error path, limits, and the happy paths.
 @Suite struct RouterTests {
