@@ -21,7 +21,8 @@ public enum BinTable {
         var widths = [Int](repeating: 0, count: rows[0].count)
         for r in rows { for (i, c) in r.enumerated() where i < r.count - 1 { widths[i] = max(widths[i], c.count) } }
         return rows.map { r in
-            "  " + r.enumerated().map { i, c in i < r.count - 1 ? c.padding(toLength: widths[i], withPad: " ", startingAt: 0) : c }
+            "  "
+                + r.enumerated().map { i, c in i < r.count - 1 ? c.padding(toLength: widths[i], withPad: " ", startingAt: 0) : c }
                 .joined(separator: "  ")
         }
     }
@@ -32,16 +33,22 @@ public enum BinTable {
 
     /// The bins as a JSON array (for `bins --json`): id, label, observations, prior and songs with counts.
     public static func json(_ bins: [Bin], user: String) -> String {
-        JSONValue.array(bins.map { b in
-            .object([
-                ("id", .string(b.id)), ("user", .string(user)), ("label", .string(b.label)),
-                ("observations", .number(Double(b.observations))),
-                ("prior", b.prior.map(JSONValue.string) ?? .null),
-                ("created_at", .string(Timestamp(date: b.createdAt, offsetSeconds: 0).rfc3339)),
-                ("songs", .array(b.songs.map {
-                    .object([("track", .string($0.trackId)), ("likes", .number(Double($0.likes))), ("dislikes", .number(Double($0.dislikes)))])
-                })),
-            ])
-        }).serialized()
+        JSONValue.array(
+            bins.map { b in
+                .object([
+                    ("id", .string(b.id)), ("user", .string(user)), ("label", .string(b.label)),
+                    ("observations", .number(Double(b.observations))),
+                    ("prior", b.prior.map(JSONValue.string) ?? .null),
+                    ("created_at", .string(Timestamp(date: b.createdAt, offsetSeconds: 0).rfc3339)),
+                    (
+                        "songs",
+                        .array(
+                            b.songs.map {
+                                .object([("track", .string($0.trackId)), ("likes", .number(Double($0.likes))), ("dislikes", .number(Double($0.dislikes)))])
+                            })
+                    )
+                ])
+            }
+        ).serialized()
     }
 }

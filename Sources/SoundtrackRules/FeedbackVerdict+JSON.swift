@@ -16,7 +16,7 @@ extension FeedbackVerdict {
         var pairs: [(String, JSONValue)] = [
             ("id", .string(eventId)), ("status", .string("applied")), ("bin", .string("b-\(o.bin)")),
             ("signal", .string(o.signal.rawValue)), ("joined_bin", .bool(o.joinedBin)),
-            ("dislike_streak", .number(Double(o.dislikeStreak))),
+            ("dislike_streak", .number(Double(o.dislikeStreak)))
         ]
         if let s = o.switchedTo { pairs.append(("switched_to", .string("b-\(s)"))) }
         if let c = o.createdBin { pairs.append(("created_bin", .string("b-\(c)"))) }

@@ -51,10 +51,12 @@ public final class SoundtrackService: Sendable {
         return try store.updateUser(snapshot.user, defaults: defaults) { user, reads in
             let staged = try rules(reads).stagePick(snapshot, top: top, user: &user)
             let pick = staged.pick
-            logger.debug("pick", metadata: [
-                "user": "\(pick.user)", "pick": "\(pick.pickId)", "bin": "\(pick.bin.id)",
-                "created": "\(pick.bin.created)", "score": "\(pick.bin.score)", "source": "\(pick.source)",
-            ])
+            logger.debug(
+                "pick",
+                metadata: [
+                    "user": "\(pick.user)", "pick": "\(pick.pickId)", "bin": "\(pick.bin.id)",
+                    "created": "\(pick.bin.created)", "score": "\(pick.bin.score)", "source": "\(pick.source)"
+                ])
             return (pick, [.pick(staged.row, state: user!.state)])
         }
     }
@@ -71,11 +73,13 @@ public final class SoundtrackService: Sendable {
                 return (verdict, [])
             }
             let outcome = row.outcome
-            logger.debug("feedback", metadata: [
-                "user": "\(event.user)", "event": "\(event.id)", "signal": "\(event.signal.rawValue)",
-                "bin": "b-\(outcome.bin)", "streak": "\(outcome.dislikeStreak)",
-                "switched_to": "\(outcome.switchedTo.map { "b-\($0)" } ?? "-")",
-            ])
+            logger.debug(
+                "feedback",
+                metadata: [
+                    "user": "\(event.user)", "event": "\(event.id)", "signal": "\(event.signal.rawValue)",
+                    "bin": "b-\(outcome.bin)", "streak": "\(outcome.dislikeStreak)",
+                    "switched_to": "\(outcome.switchedTo.map { "b-\($0)" } ?? "-")"
+                ])
             return (verdict, [.feedback(row, state: user!.state)])
         }
     }
@@ -88,9 +92,11 @@ public final class SoundtrackService: Sendable {
         try store.updateUser(snapshot.user, defaults: defaults) { user, reads in
             let staged = try rules(reads).stageOnboarding(snapshot, song: song, library: library, user: &user)
             let pick = staged.pick
-            logger.debug("onboard", metadata: [
-                "user": "\(pick.user)", "pick": "\(pick.pickId)", "bin": "\(pick.bin.id)", "created": "\(pick.bin.created)",
-            ])
+            logger.debug(
+                "onboard",
+                metadata: [
+                    "user": "\(pick.user)", "pick": "\(pick.pickId)", "bin": "\(pick.bin.id)", "created": "\(pick.bin.created)"
+                ])
             return (pick, [.pick(staged.row, state: user!.state)])
         }
     }

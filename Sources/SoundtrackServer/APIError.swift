@@ -48,12 +48,13 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
         case let e as InputError:
             self = .badRequest(e)
         case let e as RuleError:
-            let (status, code): (HTTPResponse.Status, String) = switch e {
-            case .unknownUser: (.notFound, "unknown_user")
-            case .userExists, .keyExists, .eventIdTaken: (.conflict, "conflict")
-            case .outOfOrder: (.conflict, "out_of_order")
-            case .unknownTrack, .unknownPick, .pickOfAnotherUser, .pickBinGone, .noContext: (.badRequest, "bad_request")
-            }
+            let (status, code): (HTTPResponse.Status, String) =
+                switch e {
+                case .unknownUser: (.notFound, "unknown_user")
+                case .userExists, .keyExists, .eventIdTaken: (.conflict, "conflict")
+                case .outOfOrder: (.conflict, "out_of_order")
+                case .unknownTrack, .unknownPick, .pickOfAnotherUser, .pickBinGone, .noContext: (.badRequest, "bad_request")
+                }
             self.init(status, code: code, message: e.description, field: e.field)
         default:
             self = .internal

@@ -2,8 +2,8 @@ import Dispatch
 import Foundation
 import Logging
 import ServiceLifecycle
-import Synchronization
 import SoundtrackStore
+import Synchronization
 
 /// The service's single committer: takes the ``UserWrite``s the request handlers queue, commits
 /// everything queued so far in one transaction (group commit), then fulfils their tickets. It

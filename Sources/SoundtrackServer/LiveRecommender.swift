@@ -1,11 +1,11 @@
 import Foundation
 import Logging
-import Synchronization
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackRules
 import SoundtrackStore
+import Synchronization
 
 /// The recommender as the HTTP service runs it: each user's state cached in memory behind a
 /// per-user lock, picks and events staged on it by the ``Rules``, and the ``UserWrite``s they

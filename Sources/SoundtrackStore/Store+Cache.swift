@@ -59,8 +59,9 @@ extension Store {
             cached.feedbackSeq = last[0]
             cached.lastEventAt = last[1]
         }
-        cached.keepRawSnapshots = try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT keep_raw_snapshots FROM user_settings WHERE user_id = ?"), arguments: [user]) ?? false
+        cached.keepRawSnapshots =
+            try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT keep_raw_snapshots FROM user_settings WHERE user_id = ?"), arguments: [user]) ?? false
         return cached
     }
 

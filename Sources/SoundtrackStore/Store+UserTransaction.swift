@@ -1,9 +1,9 @@
 import Foundation
 import GRDB
-import Synchronization
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
+import Synchronization
 
 /// What the rules read inside one transaction of ``Store/readUser(_:defaults:_:)`` or
 /// ``Store/updateUser(_:defaults:_:)``, besides the user's state: event ids, picks and the catalog,

@@ -111,6 +111,9 @@ struct Soundtrack: AsyncParsableCommand {
         abstract: "Context-aware music recommendations: sensor snapshots in, tracks out, feedback learned.",
         discussion: "Exit status: 0 ok, 1 runtime failure, 2 bad input or usage.",
         version: "0.1.0",
-        subcommands: [PickCommand.self, OnboardCommand.self, FeedbackCommand.self, BinsCommand.self, UsersCommand.self, CatalogCommand.self, BatchCommand.self, ReplayCommand.self, SimulateCommand.self, EvalCommand.self, DemoCommand.self, BenchCommand.self, ServeCommand.self, KeysCommand.self, ConfigCommand.self, ImportCommand.self]
+        subcommands: [
+            PickCommand.self, OnboardCommand.self, FeedbackCommand.self, BinsCommand.self, UsersCommand.self, CatalogCommand.self, BatchCommand.self, ReplayCommand.self,
+            SimulateCommand.self, EvalCommand.self, DemoCommand.self, BenchCommand.self, ServeCommand.self, KeysCommand.self, ConfigCommand.self, ImportCommand.self
+        ]
     )
 }

@@ -8,8 +8,8 @@ import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackRules
 import SoundtrackServer
-import SoundtrackTestSupport
 import SoundtrackStore
+import SoundtrackTestSupport
 import Testing
 
 /// The same feedback events through the three front-ends: `soundtrack feedback` (the built
@@ -164,7 +164,8 @@ struct EventLog {
         let place = places[context % places.count]
         let at = Timestamp(date: Date(timeIntervalSince1970: 1_773_468_000 + Double(minute * 60)), offsetSeconds: 3600).rfc3339
         let moving = place == "gym" || place == "car"
-        return #"{"user":"\#(user)","at":"\#(at)","location":{"place":"\#(place)","speed_mps":\#(moving ? 3.5 : 0)},"motion":{"activity":"\#(moving ? "running" : "stationary")","heart_rate_bpm":\#(moving ? 140 : 66)},"weather":{"temp_c":\#(5 + context),"condition":"clouds"}}"#
+        return
+            #"{"user":"\#(user)","at":"\#(at)","location":{"place":"\#(place)","speed_mps":\#(moving ? 3.5 : 0)},"motion":{"activity":"\#(moving ? "running" : "stationary")","heart_rate_bpm":\#(moving ? 140 : 66)},"weather":{"temp_c":\#(5 + context),"condition":"clouds"}}"#
     }
 
     static func at(minute: Int) -> String {
@@ -235,8 +236,9 @@ struct EventLog {
         // More of each user, interleaved.
         for i in 0..<12 {
             let user = Base.users[i % 3]
-            log.add("e-5\(String(format: "%02d", i))", user: user, minute: 70 + i, track: t[(i * 53 + 7) % t.count],
-                    signal: ["like", "skip", "complete", "dislike"][i % 4], snapshot: i % 5, expect: .applied)
+            log.add(
+                "e-5\(String(format: "%02d", i))", user: user, minute: 70 + i, track: t[(i * 53 + 7) % t.count],
+                signal: ["like", "skip", "complete", "dislike"][i % 4], snapshot: i % 5, expect: .applied)
         }
         return log
     }
@@ -338,20 +340,26 @@ enum Dump {
     static let queries = [
         ("users", "SELECT id, email_hash, age, region, created_at, pick_counter, next_bin_number FROM users ORDER BY id"),
         ("user_settings", "SELECT * FROM user_settings ORDER BY user_id"),
-        ("bins", """
+        (
+            "bins",
+            """
             SELECT user_id, number, label, layout_version, hex(centroid), hex(spread), hex(observed), observations, prior,
                    created_at, updated_at, songs
             FROM bins ORDER BY user_id, number
-            """),
+            """
+        ),
         ("weights", "SELECT user_id, layout_version, hex(vector) FROM weights ORDER BY user_id"),
         ("places", "SELECT user_id, id, lat, lon, count FROM places ORDER BY user_id, id"),
         ("sessions", "SELECT * FROM sessions ORDER BY user_id"),
         ("picks", "SELECT id, user_id, seq, at, bin_number, track_id, layout_version, hex(features), hex(mask), hex(ranking) FROM picks ORDER BY id"),
-        ("feedback", """
+        (
+            "feedback",
+            """
             SELECT id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq
             FROM feedback ORDER BY id
-            """),
-        ("songs", "SELECT count(*) FROM songs"),
+            """
+        ),
+        ("songs", "SELECT count(*) FROM songs")
     ]
 
     static func rows(_ path: String) throws -> [String] {

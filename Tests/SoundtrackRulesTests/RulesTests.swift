@@ -27,7 +27,9 @@ struct RulesTests {
             motion: Motion(activity: place == "gym" ? .running : .stationary, heartRateBpm: place == "gym" ? 150 : 65))
     }
 
-    static func event(_ id: String, _ user: String = "u-1", minute: Int, track: String = tracks[3].id, pick: String? = nil, snapshot: Bool = true)
+    static func event(
+        _ id: String, _ user: String = "u-1", minute: Int, track: String = tracks[3].id, pick: String? = nil, snapshot: Bool = true
+    )
         -> FeedbackEvent
     {
         FeedbackEvent(

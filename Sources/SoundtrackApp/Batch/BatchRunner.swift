@@ -1,10 +1,10 @@
 import Foundation
-import Synchronization
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackRules
 import SoundtrackStore
+import Synchronization
 
 /// How a batch run behaves.
 public struct BatchOptions: Sendable {
