@@ -64,7 +64,7 @@ public struct LabelledLog: Sendable {
                         throw InputError(path: "id", expected: "an event id not used before (line \(first) has it)", got: "'\(e.id)'")
                     }
                     if let catalog, catalog.row(of: e.track) == nil {
-                        throw InputError(path: "track", expected: "a track id of the catalog", got: "'\(e.track)'")
+                        throw InputError(.unknownTrack(e.track, field: "track"))
                     }
                     if let (prev, prevLine) = lastAt[e.user], e.at.date < prev.date {
                         throw InputError(
