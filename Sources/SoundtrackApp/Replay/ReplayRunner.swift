@@ -341,14 +341,16 @@ public final class ReplayRunner: Sendable {
             if case let .failure(error) = items[i].event { verdicts[i] = .rejected(error) }
         }
         try lookUpOwners(keys, run)
-        var writes = try meetUsers(keys, run)
+        // The worker of each event's user (-1: a record that did not decode), hashed once.
+        let workerOf: [Int] = keys.map { k in k.map { run.worker(of: $0.user) } ?? -1 }
+        var writes = try meetUsers(keys, workerOf, run)
         let pickIds = keys.compactMap { $0?.pickId }
         let picks = pickIds.isEmpty ? [:] : try store.pickRecords(ids: pickIds)
 
         var start = 0
         while start < n {
             let end = Self.roundEnd(keys, from: start)
-            try applyRound(items, keys, start..<end, picks: picks, run: run, verdicts: Shared(p: verdicts), rows: Shared(p: rows))
+            try applyRound(items, keys, workerOf, start..<end, picks: picks, run: run, verdicts: Shared(p: verdicts), rows: Shared(p: rows))
             for i in start..<end {
                 if case .applied = verdicts[i], let k = keys[i] { run.owners[k.id] = k.user }
             }
@@ -378,12 +380,12 @@ public final class ReplayRunner: Sendable {
     /// The users a block names for the first time, with an event that needs their state: loaded
     /// from the database, else created (`createUsers`: the returned writes add them), else unknown
     /// for the rest of the run. (A replay run again finds every id applied and loads no one.)
-    private func meetUsers(_ keys: [Key?], _ run: RunState) throws -> [UserWrite] {
+    private func meetUsers(_ keys: [Key?], _ workerOf: [Int], _ run: RunState) throws -> [UserWrite] {
         var missing: [String] = []
         var seen = Set<String>()
-        for k in keys {
+        for (i, k) in keys.enumerated() {
             guard let k, Rules.needsState(appliedBy: run.owners[k.id]) else { continue }
-            guard run.workers[run.worker(of: k.user)].users[k.user] == nil, !run.unknown.contains(k.user) else { continue }
+            guard run.workers[workerOf[i]].users[k.user] == nil, !run.unknown.contains(k.user) else { continue }
             if seen.insert(k.user).inserted { missing.append(k.user) }
         }
         guard !missing.isEmpty else { return [] }
@@ -425,11 +427,11 @@ public final class ReplayRunner: Sendable {
     /// worker its own users grouped by user (``groupByUser(_:)``: a user's state, 32 KB of scoring
     /// rows alone for 32 bins, stays in the cache across its events), each user's events in log order.
     private func applyRound(
-        _ items: [Item], _ keys: [Key?], _ round: Range<Int>, picks: [String: PickRecord], run: RunState,
+        _ items: [Item], _ keys: [Key?], _ workerOf: [Int], _ round: Range<Int>, picks: [String: PickRecord], run: RunState,
         verdicts: Shared<Verdict>, rows: Shared<FeedbackRow?>
     ) throws {
         for i in round {
-            guard let k = keys[i], run.workers[run.worker(of: k.user)].users[k.user] == nil, case let .success(e) = items[i].event else {
+            guard let k = keys[i], run.workers[workerOf[i]].users[k.user] == nil, case let .success(e) = items[i].event else {
                 continue
             }
             do {
@@ -443,7 +445,7 @@ public final class ReplayRunner: Sendable {
         DispatchQueue.concurrentPerform(iterations: run.workers.count) { w in
             let worker = run.workers[w]
             var mine: [UserLine<UserSlot>] = []
-            for i in round {
+            for i in round where workerOf[i] == w {
                 guard let k = keys[i], let slot = worker.users[k.user] else { continue }
                 mine.append((slot.ordinal, i, slot))
             }
