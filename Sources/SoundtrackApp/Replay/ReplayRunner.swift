@@ -344,7 +344,8 @@ public final class ReplayRunner: Sendable {
         // The worker of each event's user (-1: a record that did not decode), hashed once.
         let workerOf: [Int] = keys.map { k in k.map { run.worker(of: $0.user) } ?? -1 }
         var writes = try meetUsers(keys, workerOf, run)
-        let pickIds = keys.compactMap { $0?.pickId }
+        // The picks named by events that rule 1 does not decide.
+        let pickIds = keys.compactMap { k in k.flatMap { Rules.needsState(appliedBy: run.owners[$0.id]) ? $0.pickId : nil } }
         let picks = pickIds.isEmpty ? [:] : try store.pickRecords(ids: pickIds)
 
         var start = 0
