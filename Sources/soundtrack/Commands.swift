@@ -265,7 +265,7 @@ struct DemoCommand: ParsableCommand {
 
     func run() throws {
         let service = try store.open()
-        print("Soundtrack demo: \(days) day\(days == 1 ? "" : "s") in the life of ‘\(user)’ (database \(store.path), seed \(store.seed))")
+        print("Soundtrack demo: \(days) day\(days == 1 ? "" : "s") in the life of ‘\(user)’ (database \(try store.path()), seed \(store.seed))")
         let report = try DemoRunner(service: service, user: user, seed: store.seed, days: days).run()
         for line in report.lines { print(line) }
         if let log {

@@ -26,8 +26,13 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "The configuration file (default: $SOUNDTRACK_CONFIG, else ./soundtrack.json when it exists; see docs/configuration.md).")
     var config: String?
 
-    var path: String {
-        db ?? ProcessInfo.processInfo.environment["SOUNDTRACK_DB"] ?? (try? configuration())?.databasePath ?? "soundtrack.sqlite"
+    /// The database file: `--db`, else `$SOUNDTRACK_DB`, else the configuration file's `database.path`,
+    /// else `./soundtrack.sqlite`.
+    /// - Throws: a configuration file that does not read (it is not skipped silently).
+    func path() throws -> String {
+        if let db { return db }
+        if let env = ProcessInfo.processInfo.environment["SOUNDTRACK_DB"] { return env }
+        return try configuration().databasePath ?? "soundtrack.sqlite"
     }
 
     /// The configuration file's path: `--config`, else `$SOUNDTRACK_CONFIG`, else `./soundtrack.json` if it exists.
@@ -57,6 +62,7 @@ struct StoreOptions: ParsableArguments {
             h.logLevel = level
             return h
         }
+        let path = try path()
         let (service, imported) = try Bootstrap.open(
             path: path, models: m, seed: seed, catalogCandidates: loadBundledCatalog ? candidates : nil, durable: durable,
             logger: Logger(label: "soundtrack"))

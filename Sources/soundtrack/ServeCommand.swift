@@ -67,7 +67,7 @@ struct ServeCommand: AsyncParsableCommand {
         serveLogger.logLevel = min(store.logLevel, .notice)
         let logger = serveLogger
         let api = try SoundtrackAPI(service: service, configuration: config, logger: logger)
-        let path = store.path
+        let path = try store.path()
         let host = config.host
         let app = api.buildApplication { port in
             logger.notice("soundtrack serve: listening on http://\(host):\(port), database \(path)")
