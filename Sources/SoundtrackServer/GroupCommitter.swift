@@ -216,7 +216,7 @@ final class GroupCommitter: Service, Sendable {
                     try store.commit(one.writes)
                     settle(one, nil)
                 } catch {
-                    logger.error("write failed", metadata: ["user": "\(write.user)", "error": "\(Self.describe(error))"])
+                    logger.error("write failed", metadata: ["users": "\(write.users.joined(separator: ","))", "error": "\(Self.describe(error))"])
                     settle(one, error)
                 }
             }

@@ -234,7 +234,7 @@ public final class LiveRecommender: Sendable {
             switch write {
             case let .pick(row, _): picks.append(row.record.pickId)
             case let .feedback(row, _): events.append(row.event.id)
-            case .addUser, .state, .forget: break
+            case .addUser, .feedbackRows, .state, .forget: break
             }
         }
         // In slices, so that the request handlers adding picks meanwhile wait microseconds, not the
@@ -243,10 +243,12 @@ public final class LiveRecommender: Sendable {
         for slice in events.chunks(of: 256) { pendingEvents.withLock { p in for id in slice { p.removeValue(forKey: id) } } }
         guard error != nil else { return }
         for write in writes {
-            // The database did not take this write: reload the user from it on next use.
-            let slot = slots.withLock { $0[write.user] }
-            slot?.value.withLock { v in
-                if case .loaded = v { v = .empty }
+            // The database did not take this write: reload its user from it on next use.
+            for user in write.users {
+                let slot = slots.withLock { $0[user] }
+                slot?.value.withLock { v in
+                    if case .loaded = v { v = .empty }
+                }
             }
         }
     }

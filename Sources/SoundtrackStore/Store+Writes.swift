@@ -48,18 +48,22 @@ public enum UserWrite: Sendable {
     case pick(PickRow, state: UserState?)
     /// A feedback event's row, and the user's state after it when it is to be written with it.
     case feedback(FeedbackRow, state: UserState?)
+    /// Feedback rows in the order applied, their users' states written apart (with ``state(_:)``):
+    /// a replay block's rows, thousands of them, without a write each.
+    case feedbackRows([FeedbackRow])
     /// A user's state: what ``UserState/changes`` records (bins, weights, places, counters) and the session.
     case state(UserState)
     /// Deleting every row of a user.
     case forget(String)
 
-    /// The user the write is about.
-    public var user: String {
+    /// The users the write is about.
+    public var users: [String] {
         switch self {
-        case let .addUser(user, _), let .forget(user): user
-        case let .pick(row, _): row.record.user
-        case let .feedback(row, _): row.event.user
-        case let .state(state): state.user
+        case let .addUser(user, _), let .forget(user): [user]
+        case let .pick(row, _): [row.record.user]
+        case let .feedback(row, _): [row.event.user]
+        case let .feedbackRows(rows): rows.map(\.event.user)
+        case let .state(state): [state.user]
         }
     }
 
@@ -68,7 +72,7 @@ public enum UserWrite: Sendable {
         switch self {
         case let .pick(_, state), let .feedback(_, state): state
         case let .state(state): state
-        case .addUser, .forget: nil
+        case .addUser, .feedbackRows, .forget: nil
         }
     }
 }
@@ -125,6 +129,11 @@ extension Store {
                 if feedbackInsert == nil { feedbackInsert = try Self.feedbackInsert(db) }
                 try insertFeedback(feedbackInsert!, row.event, outcome: row.outcome, seq: row.seq, keepSnapshot: row.keepSnapshot)
                 if let state { try stage(state, at: i) }
+            case let .feedbackRows(rows):
+                if feedbackInsert == nil { feedbackInsert = try Self.feedbackInsert(db) }
+                for row in rows {
+                    try insertFeedback(feedbackInsert!, row.event, outcome: row.outcome, seq: row.seq, keepSnapshot: row.keepSnapshot)
+                }
             case let .state(state):
                 try stage(state, at: i)
             case let .forget(user):

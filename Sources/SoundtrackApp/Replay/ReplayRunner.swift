@@ -480,7 +480,6 @@ public final class ReplayRunner: Sendable {
     /// rows in log order.
     private func collectWrites(_ run: RunState, rows: UnsafeMutableBufferPointer<FeedbackRow?>, verdicts: UnsafeMutableBufferPointer<Verdict>) -> [UserWrite] {
         var writes: [UserWrite] = []
-        writes.reserveCapacity(rows.count)
         for w in run.workers {
             var done = Set<String>()
             for user in w.touched where done.insert(user).inserted {
@@ -491,9 +490,12 @@ public final class ReplayRunner: Sendable {
             }
             w.touched.removeAll(keepingCapacity: true)
         }
+        var applied: [FeedbackRow] = []
+        applied.reserveCapacity(rows.count)
         for i in 0..<rows.count {
-            if case .applied = verdicts[i], let row = rows[i].take() { writes.append(.feedback(row, state: nil)) }
+            if case .applied = verdicts[i], let row = rows[i].take() { applied.append(row) }
         }
+        if !applied.isEmpty { writes.append(.feedbackRows(applied)) }
         return writes
     }
 
