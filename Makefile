@@ -2,7 +2,7 @@
 SWIFT ?= swift
 DB ?= soundtrack.sqlite
 
-.PHONY: setup demo test build release bench clean notebooks
+.PHONY: setup demo test format build release bench clean notebooks
 
 setup:
 	@bash scripts/setup-debian.sh
@@ -13,10 +13,16 @@ demo: setup
 	$(SWIFT) build -c release --static-swift-stdlib --product soundtrack
 	.build/release/soundtrack demo --db $(DB)
 
-## Run the test suite (installs what it needs first), then execute the notebooks on a simulated population.
+## Check the formatting (scripts/format.sh --check), run the test suite (installs what it needs
+## first), then execute the notebooks on a simulated population.
 test: setup
+	bash scripts/format.sh --check
 	$(SWIFT) test
 	$(MAKE) notebooks
+
+## Format the Swift files with `swift format` and .swift-format (see scripts/format.sh).
+format:
+	bash scripts/format.sh
 
 build: setup
 	$(SWIFT) build

@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "soundtrack", targets: ["soundtrack"]),
         .library(name: "SoundtrackEngine", targets: ["SoundtrackEngine"]),
         .library(name: "SoundtrackStore", targets: ["SoundtrackStore"]),
+        .library(name: "SoundtrackRules", targets: ["SoundtrackRules"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -26,7 +27,8 @@ let package = Package(
             pkgConfig: "blas",
             providers: [.apt(["libblas-dev"])]
         ),
-        // The C library pieces Swift's Glibc module leaves out (malloc tuning, SQLite configuration).
+        // The C library pieces Swift's Glibc module leaves out (malloc tuning, SQLite configuration,
+        // thread names).
         .target(name: "CSupport", linkerSettings: [.linkedLibrary("sqlite3")]),
         // Snapshot and feedback-event types, JSON parsing and validation, feature extraction.
         .target(name: "SoundtrackContext"),
@@ -40,7 +42,8 @@ let package = Package(
             name: "SoundtrackEngine",
             dependencies: ["SoundtrackContext", "SoundtrackCatalog", "CBLAS"]
         ),
-        // SQLite persistence through GRDB: schema, migrations, transactions.
+        // SQLite persistence through GRDB: schema, migrations, the write type the rules stage
+        // (`UserWrite`) and the transactions that commit it.
         .target(
             name: "SoundtrackStore",
             dependencies: [
@@ -48,6 +51,14 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The rules of picks and feedback that the CLI, the HTTP service, batch and replay share
+        // (`Rules`), the one-transaction service of the CLI, and the wire encoders.
+        .target(
+            name: "SoundtrackRules",
+            dependencies: [
+                "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -65,11 +76,13 @@ let package = Package(
             name: "SoundtrackEvaluation",
             dependencies: ["SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext"]
         ),
-        // What the executable does, as library code: opening the default database, the demo, the benchmark.
+        // What the executable does, as library code: opening the default database, batch, replay,
+        // imports, the demo, the benchmarks.
         .target(
             name: "SoundtrackApp",
             dependencies: [
-                "SoundtrackProviders", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                "SoundtrackRules", "SoundtrackProviders", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                "CSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -77,7 +90,8 @@ let package = Package(
         .target(
             name: "SoundtrackServer",
             dependencies: [
-                "SoundtrackApp", "SoundtrackProviders", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                "SoundtrackRules", "SoundtrackProviders", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                "CSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -90,8 +104,8 @@ let package = Package(
         .executableTarget(
             name: "soundtrack",
             dependencies: [
-                "SoundtrackServer", "SoundtrackApp", "SoundtrackProviders", "SoundtrackEvaluation", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog",
-                "SoundtrackContext", "CSupport",
+                "SoundtrackServer", "SoundtrackApp", "SoundtrackRules", "SoundtrackProviders", "SoundtrackEvaluation", "SoundtrackStore",
+                "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext", "CSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -116,16 +130,27 @@ let package = Package(
         ),
         .testTarget(
             name: "SoundtrackStoreTests",
-            dependencies: ["SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext", "SoundtrackApp"]
+            dependencies: ["SoundtrackStore", "SoundtrackRules", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext"]
         ),
         .testTarget(
+            name: "SoundtrackRulesTests",
+            dependencies: ["SoundtrackRules", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext"]
+        ),
+        // Running the built executable from tests (CLI and equivalence tests).
+        .target(name: "SoundtrackTestSupport", path: "Tests/SoundtrackTestSupport"),
+        .testTarget(
             name: "SoundtrackCLITests",
-            dependencies: ["SoundtrackApp", "SoundtrackStore", "SoundtrackEngine", "SoundtrackContext", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "SoundtrackApp", "SoundtrackRules", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                "SoundtrackTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         .testTarget(
             name: "SoundtrackProvidersTests",
             dependencies: [
-                "SoundtrackProviders", "SoundtrackApp", "SoundtrackStore", "SoundtrackCatalog", "SoundtrackContext",
+                "SoundtrackProviders", "SoundtrackApp", "SoundtrackRules", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog",
+                "SoundtrackContext",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -134,9 +159,21 @@ let package = Package(
         .testTarget(
             name: "SoundtrackServerTests",
             dependencies: [
-                "SoundtrackServer", "SoundtrackApp", "SoundtrackProviders", "SoundtrackStore", "SoundtrackContext",
+                "SoundtrackServer", "SoundtrackRules", "SoundtrackProviders", "SoundtrackStore", "SoundtrackEngine", "SoundtrackContext",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The same events through the CLI, `POST /v1/feedback` and `replay` give the same database.
+        .testTarget(
+            name: "SoundtrackEquivalenceTests",
+            dependencies: [
+                "SoundtrackServer", "SoundtrackRules", "SoundtrackStore", "SoundtrackEngine", "SoundtrackContext", "SoundtrackTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

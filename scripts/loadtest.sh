@@ -140,7 +140,7 @@ if (( RATE > 0 )); then
 fi
 row feedback feedback
 echo
-printf "%-10s %12s %12s %18s %14s %18s\n" phase "bins made" "commits" "writes a commit" "writer busy %" "wrk CPU % of a core"
+printf "%-10s %12s %12s %18s %14s %18s\n" phase "bins made" "commits" "writes a commit" "committer busy %" "wrk CPU % of a core"
 for p in $PHASES; do
   batches=$(get $p soundtrack_write_batches_total)
   wrk_cpu=$(get $p wrk_cpu_s)

@@ -27,8 +27,7 @@ public enum BenchPopulation {
         let models = (0..<max(1, templates)).map { t in
             PickBenchmark.syntheticUser(engine: engine, user: "template-\(t)", bins: bins, queries: 0, seed: seed &+ UInt64(t)).0
         }
-        var bulk = BulkWrite()
-        bulk.at = at
+        var writes: [UserWrite] = []
         for i in 0..<users {
             let m = models[i % models.count]
             var s = UserState(
@@ -40,15 +39,14 @@ public enum BenchPopulation {
             }
             s.changes.weights = true
             s.changes.places = true
-            bulk.newUsers.append(s.user)
-            bulk.states.append(s)
-            if bulk.states.count == 500 {
-                try store.commitBulk(bulk)
-                bulk = BulkWrite()
-                bulk.at = at
+            writes.append(.addUser(s.user, at: at))
+            writes.append(.state(s))
+            if writes.count == 1000 {
+                try store.commit(writes)
+                writes.removeAll(keepingCapacity: true)
             }
         }
-        try store.commitBulk(bulk)
+        try store.commit(writes)
     }
 
     /// JSON Lines of `count` snapshots of random users of the population, drawn from the contexts

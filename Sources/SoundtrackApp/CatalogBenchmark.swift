@@ -20,7 +20,7 @@ public enum CatalogBenchmark {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: databasePath + suffix) }
         let store = try Store(path: databasePath)
         let t0 = DispatchTime.now().uptimeNanoseconds
-        let report = try Bootstrap.importCatalog(file, into: store)
+        let report = try store.importCatalog(file)
         let t1 = DispatchTime.now().uptimeNanoseconds
         return ImportRun(rows: report.accepted, seconds: Double(t1 - t0) / 1e9)
     }

@@ -2,6 +2,7 @@ import Foundation
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
+import SoundtrackRules
 import SoundtrackStore
 
 /// Runs the demo: a simulated listener lives through ``DayScenario`` for some days, hears
@@ -40,7 +41,7 @@ public struct DemoRunner: Sendable {
     public func run() throws -> Report {
         let store = service.store
         try store.forget(user: user)
-        try store.addUser(id: user, age: 24, region: "DE", at: DayScenario.firstDay)
+        try service.addUser(NewUser(id: user, age: 24, region: "DE"), at: DayScenario.firstDay)
         var lines: [String] = []
         var events: [FeedbackEvent] = []
         var examples: [(String, Snapshot)] = []
@@ -81,10 +82,10 @@ public struct DemoRunner: Sendable {
                         track: pick.track.id, signal: signal,
                         playedMs: likes ? (track?.durationMs ?? 200_000) : 12_000 + Int(rng.unit() * 20_000),
                         pickId: pick.pickId, snapshot: snapshot)
-                    let result = try service.feedback(event)
+                    let verdict = try service.feedback(event)
                     events.append(event)
                     var note = signal.rawValue
-                    if case let .applied(outcome) = result, let to = outcome.switchedTo {
+                    if let to = verdict.outcome?.switchedTo {
                         note += " — third dislike in a row: switching to b-\(to)"
                         lastBin = ""
                     }

@@ -56,7 +56,7 @@ public enum ProviderImports {
     /// Reads a user's Spotify library and stores it: the tracks into the catalog (features already
     /// there kept), the saved/top/own-playlist lists into `library_tracks`.
     public static func importSpotifyLibrary(_ client: SpotifyClient, user: String, store: Store, now: Date) async throws -> LibraryReport {
-        guard try store.userExists(user) else { throw InputError(path: "user", expected: "a known user", got: "'\(user)'") }
+        guard try store.userExists(user) else { throw RuleError.unknownUser(user) }
         let lib = try await client.library()
         var tracks: [String: Track] = [:]
         var order: [String] = []

@@ -2,7 +2,7 @@ import Foundation
 import SoundtrackCatalog
 import SoundtrackEngine
 
-/// A deterministic synthetic catalog in the CSV format of FORMATS.md, for import benchmarks at a
+/// A deterministic synthetic catalog in the CSV format of docs/formats.md, for import benchmarks at a
 /// scale no committed file has (a million rows and more).
 ///
 /// Rows look like real ones: Spotify-style ids, titles with commas and quotes (so the CSV needs
@@ -25,7 +25,7 @@ public struct SyntheticCatalog: Sendable {
         self.genres = genres.isEmpty ? (0..<400).map { "genre \($0)" } : genres
     }
 
-    /// The CSV header of FORMATS.md.
+    /// The CSV header of docs/formats.md.
     public static let header = "track_id,title,artist,album,year,genres,duration_ms,popularity,tempo,energy,valence,danceability,acousticness,instrumentalness,speechiness,loudness\n"
 
     /// Writes the header and `rows` data rows in chunks of about 1 MiB to `sink`.

@@ -1,6 +1,6 @@
 import SoundtrackContext
 
-/// The columns of the catalog format (FORMATS.md), with their validation rules.
+/// The columns of the catalog format (docs/formats.md), with their validation rules.
 ///
 /// CSV and JSON Lines catalogs share these names; both readers validate values through
 /// the same functions so that a value is accepted or rejected the same way in either format.

@@ -153,9 +153,6 @@ public final class CatalogIndex: Sendable {
     /// A row's genres as numbers (stable within this index; the same genre, the same number).
     public func genreNumbers(ofRow row: Int) -> [Int32] { rowGenres[row] }
 
-    /// Every distinct normalised genre of the catalog, in order of first appearance.
-    public var allGenres: [String] { genreNames }
-
     /// The number of tracks that carry a genre (normalised), 0 if none.
     public func trackCount(ofGenre genre: String) -> Int {
         genreIDs[Self.normalise(genre)].map { postings[Int($0)].count } ?? 0

@@ -1,7 +1,7 @@
 import Foundation
 import SoundtrackContext
 
-/// The two catalog encodings of FORMATS.md.
+/// The two catalog encodings of docs/formats.md.
 public enum CatalogFormat: String, Sendable, CaseIterable, Codable {
     /// CSV with a header line (RFC 4180).
     case csv
@@ -41,7 +41,7 @@ public struct CatalogReadReport: Sendable, Equatable {
     }
 }
 
-/// Reads a track catalog (CSV or JSON Lines, FORMATS.md) as a stream of validated tracks.
+/// Reads a track catalog (CSV or JSON Lines, docs/formats.md) as a stream of validated tracks.
 ///
 /// The input is read in chunks of ``chunkSize`` bytes, so memory use does not grow with the
 /// file. A record with a bad value is rejected with its line, field and reason and reading

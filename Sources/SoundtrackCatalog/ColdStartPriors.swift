@@ -62,7 +62,7 @@ public struct ColdStartPriors: Sendable, Equatable {
     /// Loads and validates a priors file.
     /// - Throws: ``InputError`` naming the JSON path of the first problem (also for an unreadable file).
     public static func load(from url: URL) throws(InputError) -> ColdStartPriors {
-        try decode(ModelObject.read(url))
+        try decode(JSONObjectReader.parse(contentsOf: url))
     }
 
     /// Parses and validates the bytes of a priors file.
@@ -74,15 +74,15 @@ public struct ColdStartPriors: Sendable, Equatable {
 
     /// Validates a parsed priors document.
     public static func decode(_ json: JSONValue) throws(InputError) -> ColdStartPriors {
-        let doc = try ModelObject(json, path: "")
+        let doc = try JSONObjectReader(json, path: "")
         try doc.rejectUnknown(["schema", "version", "contexts"])
         try doc.checkHeader(schema: schema, version: supportedVersion)
-        let items = try doc.array("contexts")
+        let items = try doc.requiredArray("contexts")
         var contexts: [ContextPrior] = []
         for (i, item) in items.enumerated() {
             let prior = try decodeContext(item, path: "contexts[\(i)]")
             if contexts.contains(where: { $0.name == prior.name }) {
-                throw InputError(path: "contexts[\(i)].name", expected: "a name not used before", got: ModelObject.quote(prior.name))
+                throw InputError(path: "contexts[\(i)].name", expected: "a name not used before", got: JSONObjectReader.quote(prior.name))
             }
             contexts.append(prior)
         }
@@ -93,27 +93,27 @@ public struct ColdStartPriors: Sendable, Equatable {
     }
 
     private static func decodeContext(_ value: JSONValue, path: String) throws(InputError) -> ContextPrior {
-        let o = try ModelObject(value, path: path)
+        let o = try JSONObjectReader(value, path: path)
         try o.rejectUnknown(["name", "description", "signature", "profile", "genres", "source"])
-        let name = try o.string("name")
-        let description = try o.string("description", nonEmpty: false)
+        let name = try o.requiredString("name", maxLength: nil)
+        let description = try o.requiredString("description", maxLength: nil, allowEmpty: true)
 
-        let sig = try o.object("signature")
+        let sig = try o.requiredObject("signature")
         var signature = FeatureVector()
         for (key, v) in sig.pairs {
             guard let slot = FeatureLayout.index(of: key) else {
-                throw InputError(path: sig.path(key), expected: "a feature slot name", got: ModelObject.quote(key))
+                throw InputError(path: sig.path(of: key), expected: "a feature slot name", got: JSONObjectReader.quote(key))
             }
-            signature.set(slot, Float(try ModelObject.number(v, in: -1...1, path: sig.path(key))))
+            signature.set(slot, Float(try JSONObjectReader.number(v, in: -1...1, path: sig.path(of: key))))
         }
 
-        let prof = try o.object("profile")
+        let prof = try o.requiredObject("profile")
         try prof.rejectUnknown(AudioProfile.names)
         var features = AudioFeatures()
         for (key, v) in prof.pairs {
             let field = CatalogField.byColumn[key]!
             guard case let .number(range) = field.kind else { continue }
-            features.set(field, try ModelObject.number(v, in: range, path: prof.path(key)))
+            features.set(field, try JSONObjectReader.number(v, in: range, path: prof.path(of: key)))
         }
         let profile = AudioProfile(features)
         if profile.isEmpty {
@@ -121,13 +121,13 @@ public struct ColdStartPriors: Sendable, Equatable {
         }
 
         var genres: [String] = []
-        for (j, g) in try o.array("genres").enumerated() {
+        for (j, g) in try o.requiredArray("genres").enumerated() {
             guard case let .string(s) = g, !CatalogField.trim(s).isEmpty else {
-                throw InputError(path: o.path("genres") + "[\(j)]", expected: "a non-empty string", got: ModelObject.render(g))
+                throw InputError(path: o.path(of: "genres") + "[\(j)]", expected: "a non-empty string", got: JSONObjectReader.describe(g))
             }
             genres.append(CatalogField.trim(s))
         }
-        let source = try o.string("source")
+        let source = try o.requiredString("source", maxLength: nil)
         return ContextPrior(
             name: name, description: description, signature: signature, profile: profile, genres: genres, source: source)
     }

@@ -19,7 +19,7 @@ public enum DefaultWeights {
     /// - Returns: one weight per ``FeatureLayout`` slot, in slot order.
     /// - Throws: ``InputError`` naming the JSON path of the first problem.
     public static func load(from url: URL) throws(InputError) -> [Float] {
-        try decode(ModelObject.read(url))
+        try decode(JSONObjectReader.parse(contentsOf: url))
     }
 
     /// Parses and validates the bytes of a weights file.
@@ -31,7 +31,7 @@ public enum DefaultWeights {
 
     /// Validates a parsed weights document.
     public static func decode(_ json: JSONValue) throws(InputError) -> [Float] {
-        let doc = try ModelObject(json, path: "")
+        let doc = try JSONObjectReader(json, path: "")
         try doc.rejectUnknown(["schema", "version", "layout_version", "default", "groups", "slots"])
         try doc.checkHeader(schema: schema, version: supportedVersion)
         let layout = try doc.integer("layout_version", in: 1...Int(Int32.max))
@@ -41,23 +41,21 @@ public enum DefaultWeights {
         }
         let fallback = Float(try doc.number("default", in: range))
         var weights = [Float](repeating: fallback, count: FeatureLayout.dimension)
-        if doc.optional("groups") != nil {
-            let groups = try doc.object("groups")
+        if let groups = try doc.object("groups") {
             for (key, v) in groups.pairs {
                 guard let group = FeatureLayout.Group(rawValue: key) else {
-                    throw InputError(path: groups.path(key), expected: "a feature group name", got: ModelObject.quote(key))
+                    throw InputError(path: groups.path(of: key), expected: "a feature group name", got: JSONObjectReader.quote(key))
                 }
-                let w = Float(try ModelObject.number(v, in: range, path: groups.path(key)))
+                let w = Float(try JSONObjectReader.number(v, in: range, path: groups.path(of: key)))
                 for (i, slot) in FeatureLayout.slots.enumerated() where slot.group == group { weights[i] = w }
             }
         }
-        if doc.optional("slots") != nil {
-            let slots = try doc.object("slots")
+        if let slots = try doc.object("slots") {
             for (key, v) in slots.pairs {
                 guard let i = FeatureLayout.index(of: key) else {
-                    throw InputError(path: slots.path(key), expected: "a feature slot name", got: ModelObject.quote(key))
+                    throw InputError(path: slots.path(of: key), expected: "a feature slot name", got: JSONObjectReader.quote(key))
                 }
-                weights[i] = Float(try ModelObject.number(v, in: range, path: slots.path(key)))
+                weights[i] = Float(try JSONObjectReader.number(v, in: range, path: slots.path(of: key)))
             }
         }
         return weights

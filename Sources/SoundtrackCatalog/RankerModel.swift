@@ -36,7 +36,7 @@ public struct RankerModel: Sendable, Equatable {
     /// Loads and validates a ranker file.
     /// - Throws: ``InputError`` naming the JSON path of the first problem.
     public static func load(from url: URL) throws(InputError) -> RankerModel {
-        try decode(ModelObject.read(url))
+        try decode(JSONObjectReader.parse(contentsOf: url))
     }
 
     /// Parses and validates the bytes of a ranker file.
@@ -47,14 +47,14 @@ public struct RankerModel: Sendable, Equatable {
     /// Validates a parsed ranker document: `schema`, `version`, `weights` (an object with a number
     /// in −100…100 for every signal, and no other key), `source` (a string).
     public static func decode(_ json: JSONValue) throws(InputError) -> RankerModel {
-        let doc = try ModelObject(json, path: "")
+        let doc = try JSONObjectReader(json, path: "")
         try doc.rejectUnknown(["schema", "version", "weights", "source"])
         try doc.checkHeader(schema: schema, version: supportedVersion)
-        let w = try doc.object("weights")
+        let w = try doc.requiredObject("weights")
         try w.rejectUnknown(signals)
         var weights: [Float] = []
         for s in signals { weights.append(Float(try w.number(s, in: -100...100))) }
-        return RankerModel(weights: weights, source: try doc.string("source", nonEmpty: false))
+        return RankerModel(weights: weights, source: try doc.requiredString("source", allowEmpty: true))
     }
 
     /// The document as written by `soundtrack fit`, weights rounded to 4 decimals.

@@ -69,7 +69,7 @@ public struct Thresholds: Sendable, Equatable, Codable {
     /// Loads and validates a thresholds file.
     /// - Throws: ``InputError`` naming the field and its allowed range.
     public static func load(from url: URL) throws(InputError) -> Thresholds {
-        try decode(ModelObject.read(url))
+        try decode(JSONObjectReader.parse(contentsOf: url))
     }
 
     /// Parses and validates the bytes of a thresholds file; every field is required.
@@ -80,7 +80,7 @@ public struct Thresholds: Sendable, Equatable, Codable {
 
     /// Validates a parsed thresholds document.
     public static func decode(_ json: JSONValue) throws(InputError) -> Thresholds {
-        let doc = try ModelObject(json, path: "")
+        let doc = try JSONObjectReader(json, path: "")
         try doc.rejectUnknown(["schema", "version"] + CodingKeys.allCases.map(\.rawValue))
         try doc.checkHeader(schema: schema, version: supportedVersion)
         func number(_ key: CodingKeys, _ range: ClosedRange<Double>) throws(InputError) -> Double {

@@ -1,6 +1,6 @@
 /// One track of a catalog: identity, metadata and (optionally) its audio features.
 ///
-/// Field names follow the catalog format of FORMATS.md when encoded (`track_id`,
+/// Field names follow the catalog format of docs/formats.md when encoded (`track_id`,
 /// `duration_ms`…); the audio features are nested under `audio`.
 ///
 /// ```swift

@@ -23,7 +23,7 @@ public enum FeatureLayout {
     /// Number of slots for individual places (labelled or learned from coordinates), assigned
     /// per user by ``FeatureVocabulary``.
     public static let learnedPlaceSlots = 8
-    /// Weather condition groups (FORMATS.md conditions folded into six).
+    /// Weather condition groups (the conditions of docs/formats.md folded into six).
     public static let weatherGroups = ["clear", "cloudy", "wet", "snow", "murky", "other"]
     /// Calendar event categories.
     public static let calendarCategories = ["workout", "study", "work", "social", "travel", "rest", "other"]

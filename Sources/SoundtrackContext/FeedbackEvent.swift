@@ -134,7 +134,7 @@ extension FeedbackEvent {
     ///   - strict: whether unknown fields (here and in the snapshot) are errors.
     /// - Throws: ``InputError`` for the first field that breaks a rule.
     public init(json: JSONValue, path: String = "", strict: Bool = false) throws(InputError) {
-        let r = try FieldReader(json, base: path)
+        let r = try JSONObjectReader(json, base: path)
         try r.rejectUnknown(FeedbackEvent.knownFields, strict: strict)
         let id = try r.identifier("id")
         let user = try r.identifier("user")
@@ -177,7 +177,7 @@ extension FeedbackEvent {
             snapshot: snapshot)
     }
 
-    /// The event in the interchange format (FORMATS.md); `FeedbackEvent(json: e.json()) == e`.
+    /// The event in the interchange format (docs/formats.md); `FeedbackEvent(json: e.json()) == e`.
     public func json() -> JSONValue {
         var o = ObjectBuilder(capacity: 8)
         o.add("id", id)

@@ -84,7 +84,7 @@ extension Snapshot {
     ///   - strict: whether unknown fields are errors (`expected no field 'foo'`) rather than ignored.
     /// - Throws: ``InputError`` for the first field that breaks a rule.
     public init(json: JSONValue, path: String = "", strict: Bool = false) throws(InputError) {
-        let r = try FieldReader(json, base: path)
+        let r = try JSONObjectReader(json, base: path)
         try r.rejectUnknown(Snapshot.knownFields, strict: strict)
         let user = try r.identifier("user")
         let at = try r.requiredTimestamp("at")
@@ -137,7 +137,7 @@ extension Location {
     ///   - strict: whether unknown fields are errors.
     /// - Throws: ``InputError`` for the first field that breaks a rule.
     public init(json: JSONValue, path: String = "location", strict: Bool = false) throws(InputError) {
-        let r = try FieldReader(json, base: path)
+        let r = try JSONObjectReader(json, base: path)
         try r.rejectUnknown(Location.knownFields, strict: strict)
         let lat = try r.number("lat", .closed(-90, 90))
         let lon = try r.number("lon", .closed(-180, 180))
@@ -166,7 +166,7 @@ extension Weather {
     ///   - strict: whether unknown fields are errors.
     /// - Throws: ``InputError`` for the first field that breaks a rule.
     public init(json: JSONValue, path: String = "weather", strict: Bool = false) throws(InputError) {
-        let r = try FieldReader(json, base: path)
+        let r = try JSONObjectReader(json, base: path)
         try r.rejectUnknown(Weather.knownFields, strict: strict)
         self.init(
             tempC: try r.number("temp_c", .closed(-90, 60)),
@@ -195,7 +195,7 @@ extension CalendarInfo {
     ///   - strict: whether unknown fields are errors.
     /// - Throws: ``InputError`` for the first field that breaks a rule.
     public init(json: JSONValue, path: String = "calendar", strict: Bool = false) throws(InputError) {
-        let r = try FieldReader(json, base: path)
+        let r = try JSONObjectReader(json, base: path)
         try r.rejectUnknown(CalendarInfo.knownFields, strict: strict)
         var events: [CalendarEvent] = []
         if let elements = try r.array("events", max: Snapshot.maxEvents, noun: "events") {
@@ -224,7 +224,7 @@ extension CalendarEvent {
     }
 
     init(json: JSONValue, base: String, index: Int?, strict: Bool) throws(InputError) {
-        let r = try FieldReader(json, base: base, index: index)
+        let r = try JSONObjectReader(json, base: base, index: index)
         try r.rejectUnknown(CalendarEvent.knownFields, strict: strict)
         let start = try r.requiredTimestamp("start")
         let end = try r.timestamp("end")
@@ -249,14 +249,14 @@ extension Bluetooth {
     ///   - strict: whether unknown fields are errors.
     /// - Throws: ``InputError`` for the first field that breaks a rule.
     public init(json: JSONValue, path: String = "bluetooth", strict: Bool = false) throws(InputError) {
-        let r = try FieldReader(json, base: path)
+        let r = try JSONObjectReader(json, base: path)
         try r.rejectUnknown(Bluetooth.knownFields, strict: strict)
         var devices: [BluetoothDevice] = []
         if let elements = try r.array("devices", max: Snapshot.maxDevices, noun: "devices") {
             devices.reserveCapacity(elements.count)
             let base = r.path(of: "devices")
             for (i, e) in elements.enumerated() {
-                let d = try FieldReader(e, base: base, index: i)
+                let d = try JSONObjectReader(e, base: base, index: i)
                 try d.rejectUnknown(["name", "kind"], strict: strict)
                 devices.append(BluetoothDevice(name: try d.string("name"), kind: try d.requiredEnumeration("kind", DeviceKind.self)))
             }
@@ -276,7 +276,7 @@ extension Motion {
     ///   - strict: whether unknown fields are errors.
     /// - Throws: ``InputError`` for the first field that breaks a rule.
     public init(json: JSONValue, path: String = "motion", strict: Bool = false) throws(InputError) {
-        let r = try FieldReader(json, base: path)
+        let r = try JSONObjectReader(json, base: path)
         try r.rejectUnknown(Motion.knownFields, strict: strict)
         self.init(
             activity: try r.enumeration("activity", Activity.self),
@@ -297,7 +297,7 @@ extension AudioState {
     ///   - strict: whether unknown fields are errors.
     /// - Throws: ``InputError`` for the first field that breaks a rule.
     public init(json: JSONValue, path: String = "audio", strict: Bool = false) throws(InputError) {
-        let r = try FieldReader(json, base: path)
+        let r = try JSONObjectReader(json, base: path)
         try r.rejectUnknown(AudioState.knownFields, strict: strict)
         self.init(route: try r.enumeration("route", AudioRoute.self), volume: try r.number("volume", .closed(0, 1)))
     }

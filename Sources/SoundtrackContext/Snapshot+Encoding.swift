@@ -30,7 +30,7 @@ struct ObjectBuilder {
 }
 
 extension Snapshot {
-    /// The snapshot in the interchange format (FORMATS.md); absent sections are left out and
+    /// The snapshot in the interchange format (docs/formats.md); absent sections are left out and
     /// tags are written in key order. `Snapshot(json: s.json()) == s`.
     public func json() -> JSONValue {
         var o = ObjectBuilder(capacity: 9)

@@ -53,14 +53,6 @@ public enum TextNormalizer {
         return tokens
     }
 
-    /// The normalised form of a text: its tokens joined by single spaces (`"  Café  Central!"` → `"cafe central"`).
-    ///
-    /// - Parameter text: any text.
-    /// - Returns: the tokens joined by spaces; empty when the text has no letters or digits.
-    public static func normalized(_ text: String) -> String {
-        tokens(text).joined(separator: " ")
-    }
-
     static func isMark(_ s: Unicode.Scalar) -> Bool {
         switch s.properties.generalCategory {
         case .nonspacingMark, .spacingMark, .enclosingMark: return true

@@ -72,7 +72,7 @@ public struct Pick: Sendable, Equatable {
         self.signals = signals
     }
 
-    /// The pick in the FORMATS.md shape.
+    /// The pick as JSON (docs/formats.md): the tree form of what ``PickEncoder`` writes as bytes.
     public func json(includeRanked: Bool = false) -> JSONValue {
         func binJSON(_ b: BinSummary, created: Bool) -> JSONValue {
             var pairs: [(String, JSONValue)] = [

@@ -36,7 +36,7 @@ extension Recommender {
         precondition(event.user == state.user, "event of another user")
         let at = event.at.date
         guard catalog.track(id: event.track) != nil else {
-            throw InputError(path: "track", expected: "a track id of the catalog", got: "'\(event.track)'")
+            throw InputError(.unknownTrack(event.track, field: "track"))
         }
         var rng = SeededGenerator(seed: seed ^ StableHash.fnv1a(event.id), user: state.user, counter: -1)
         beginSession(at: at, state: &state)
@@ -57,9 +57,9 @@ extension Recommender {
             binIndex = choice.index
             if choice.created { created = state.bins[binIndex].number }
         } else if let pick {
-            throw InputError(path: "pick_id", expected: "a pick whose bin still exists", got: "'\(pick.pickId)'")
+            throw InputError(.pickBinGone(pick.pickId))
         } else {
-            throw InputError(path: "pick_id", expected: "a pick of this user or an embedded snapshot", got: "nothing")
+            throw InputError(.noContext)
         }
 
         let number = state.bins[binIndex].number
@@ -220,26 +220,5 @@ extension Recommender {
             return true
         }
         if changed { state.changes.weights = true }
-    }
-}
-
-extension FeedbackOutcome {
-    /// The answer to an applied event, as the CLI and the HTTP service print it: `id`, `status`
-    /// (`applied`), `bin`, `signal`, `joined_bin`, `dislike_streak`, and `switched_to` / `created_bin`
-    /// when the event switched or created a bin.
-    public func json(eventId: String) -> JSONValue {
-        var pairs: [(String, JSONValue)] = [
-            ("id", .string(eventId)), ("status", .string("applied")), ("bin", .string("b-\(bin)")),
-            ("signal", .string(signal.rawValue)), ("joined_bin", .bool(joinedBin)),
-            ("dislike_streak", .number(Double(dislikeStreak))),
-        ]
-        if let s = switchedTo { pairs.append(("switched_to", .string("b-\(s)"))) }
-        if let c = createdBin { pairs.append(("created_bin", .string("b-\(c)"))) }
-        return .object(pairs)
-    }
-
-    /// The answer to an event whose id was applied before: `id` and `status` (`duplicate`).
-    public static func duplicateJSON(eventId: String) -> JSONValue {
-        .object([("id", .string(eventId)), ("status", .string("duplicate"))])
     }
 }

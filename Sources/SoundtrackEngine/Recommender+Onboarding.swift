@@ -26,7 +26,7 @@ extension Recommender {
         precondition(snapshot.user == state.user, "snapshot of another user")
         let index = catalog.index()
         guard let songRow = index.row(of: song) else {
-            throw InputError(path: "song", expected: "a track id of the catalog", got: "'\(song)'")
+            throw InputError(.unknownTrack(song, field: "song"))
         }
         let at = snapshot.at.date
         var rng = SeededGenerator(seed: seed, user: state.user, counter: state.pickCounter)

@@ -99,7 +99,7 @@ public struct EvaluationReport: Sendable {
         return out
     }
 
-    /// The report as JSON (FORMATS.md "Evaluation report"); numbers rounded to 4 decimals.
+    /// The report as JSON (docs/evaluation.md, "JSON report"); numbers rounded to 4 decimals.
     public func json() -> JSONValue {
         func metrics(_ m: MetricSet) -> JSONValue { .object(m.rows(k: k).map { ($0.0, Self.r($0.2)) }) }
         var pairs: [(String, JSONValue)] = [

@@ -3,7 +3,7 @@ import SoundtrackCatalog
 import SoundtrackContext
 
 /// A labelled feedback log: JSON Lines of feedback events, each with its embedded snapshot, in time
-/// order per user (FORMATS.md). The input of `soundtrack eval`.
+/// order per user (docs/evaluation.md). The input of `soundtrack eval`.
 ///
 /// ```swift
 /// let log = try LabelledLog.parse(data, catalog: index)
@@ -64,7 +64,7 @@ public struct LabelledLog: Sendable {
                         throw InputError(path: "id", expected: "an event id not used before (line \(first) has it)", got: "'\(e.id)'")
                     }
                     if let catalog, catalog.row(of: e.track) == nil {
-                        throw InputError(path: "track", expected: "a track id of the catalog", got: "'\(e.track)'")
+                        throw InputError(.unknownTrack(e.track, field: "track"))
                     }
                     if let (prev, prevLine) = lastAt[e.user], e.at.date < prev.date {
                         throw InputError(

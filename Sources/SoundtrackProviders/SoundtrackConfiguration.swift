@@ -161,86 +161,89 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
 
     /// The configuration of a parsed file (secrets unset).
     public init(json: JSONValue) throws(InputError) {
-        let root = try ConfigObject(json, path: "")
-        try root.allow(["version", "database", "models_dir", "server", "http", "providers", "calendar"])
-        if let v = try root.number("version") {
+        let root = try JSONObjectReader(json, path: "")
+        try root.rejectUnknown(["version", "database", "models_dir", "server", "http", "providers", "calendar"])
+        if let v = try root.number("version", .atLeast(0)) {
             guard v == 1 else { throw InputError(path: "version", expected: "1", got: JSONValue.numberText(v)) }
         }
         if let db = try root.object("database") {
-            try db.allow(["path"])
-            databasePath = try db.string("path")
+            try db.rejectUnknown(["path"])
+            databasePath = try db.string("path", nonEmpty: true)
         }
-        modelsDir = try root.string("models_dir")
+        modelsDir = try root.string("models_dir", nonEmpty: true)
         if let s = try root.object("server") {
-            try s.allow(["host", "port", "max_body_bytes", "max_batch_events", "rate", "burst"])
-            server.host = try s.string("host")
-            server.port = try s.integer("port", 0...65535)
-            server.maxBodyBytes = try s.integer("max_body_bytes", 1024...(1 << 30))
-            server.maxBatchEvents = try s.integer("max_batch_events", 1...100_000)
-            server.rate = try s.number("rate", positive: true)
-            server.burst = try s.number("burst", positive: true)
+            try s.rejectUnknown(["host", "port", "max_body_bytes", "max_batch_events", "rate", "burst"])
+            server.host = try s.string("host", nonEmpty: true)
+            server.port = try s.optionalInteger("port", in: 0...65535)
+            server.maxBodyBytes = try s.optionalInteger("max_body_bytes", in: 1024...(1 << 30))
+            server.maxBatchEvents = try s.optionalInteger("max_batch_events", in: 1...100_000)
+            server.rate = try s.number("rate", .above(0))
+            server.burst = try s.number("burst", .above(0))
         }
         if let h = try root.object("http") {
-            try h.allow(["timeout_s", "max_attempts", "backoff_s", "max_backoff_s", "max_retry_after_s"])
+            try h.rejectUnknown(["timeout_s", "max_attempts", "backoff_s", "max_backoff_s", "max_retry_after_s"])
             http = RetryPolicy(
-                maxAttempts: try h.integer("max_attempts", 1...10) ?? http.maxAttempts,
-                baseDelay: try h.number("backoff_s", positive: false) ?? http.baseDelay,
-                maxDelay: try h.number("max_backoff_s", positive: false) ?? http.maxDelay,
-                timeout: try h.number("timeout_s", positive: true) ?? http.timeout,
-                maxRetryAfter: try h.number("max_retry_after_s", positive: false) ?? http.maxRetryAfter)
+                maxAttempts: try h.optionalInteger("max_attempts", in: 1...10) ?? http.maxAttempts,
+                baseDelay: try h.number("backoff_s", .atLeast(0)) ?? http.baseDelay,
+                maxDelay: try h.number("max_backoff_s", .atLeast(0)) ?? http.maxDelay,
+                timeout: try h.number("timeout_s", .above(0)) ?? http.timeout,
+                maxRetryAfter: try h.number("max_retry_after_s", .atLeast(0)) ?? http.maxRetryAfter)
         }
         if let p = try root.object("providers") {
-            try p.allow(["weather", "google_calendar", "spotify"])
+            try p.rejectUnknown(["weather", "google_calendar", "spotify"])
             if let w = try p.object("weather") {
-                try w.allow(["order", "cache_ttl_s", "cell_deg", "openweather", "open_meteo"])
+                try w.rejectUnknown(["order", "cache_ttl_s", "cell_deg", "openweather", "open_meteo"])
                 if let order = try w.strings("order") {
                     for (i, name) in order.enumerated() where !["openweather", "open-meteo"].contains(name) {
                         throw InputError(path: "providers.weather.order[\(i)]", expected: "openweather or open-meteo", got: JSONValue.string(name).serialized())
                     }
                     weather.order = order
                 }
-                weather.cacheTTL = try w.number("cache_ttl_s", positive: false) ?? weather.cacheTTL
-                weather.cellDegrees = try w.number("cell_deg", positive: true) ?? weather.cellDegrees
+                weather.cacheTTL = try w.number("cache_ttl_s", .atLeast(0)) ?? weather.cacheTTL
+                weather.cellDegrees = try w.number("cell_deg", .above(0)) ?? weather.cellDegrees
                 if let o = try w.object("openweather") {
-                    try o.allow(["base_url"], secrets: ["api_key": "SOUNDTRACK_OPENWEATHER_KEY", "appid": "SOUNDTRACK_OPENWEATHER_KEY"])
+                    try o.rejectSecrets(["api_key": "SOUNDTRACK_OPENWEATHER_KEY", "appid": "SOUNDTRACK_OPENWEATHER_KEY"])
+                    try o.rejectUnknown(["base_url"])
                     weather.openWeatherBaseURL = try o.url("base_url") ?? weather.openWeatherBaseURL
                 }
                 if let o = try w.object("open_meteo") {
-                    try o.allow(["base_url"])
+                    try o.rejectUnknown(["base_url"])
                     weather.openMeteoBaseURL = try o.url("base_url") ?? weather.openMeteoBaseURL
                 }
             }
             if let g = try p.object("google_calendar") {
-                try g.allow(["base_url", "token_url", "calendar_id", "client_id", "user"], secrets: [
+                try g.rejectSecrets([
                     "client_secret": "SOUNDTRACK_GOOGLE_CLIENT_SECRET", "refresh_token": "SOUNDTRACK_GOOGLE_REFRESH_TOKEN",
                     "access_token": "SOUNDTRACK_GOOGLE_ACCESS_TOKEN",
                 ])
+                try g.rejectUnknown(["base_url", "token_url", "calendar_id", "client_id", "user"])
                 googleCalendar.baseURL = try g.url("base_url") ?? googleCalendar.baseURL
                 googleCalendar.tokenURL = try g.url("token_url") ?? googleCalendar.tokenURL
-                googleCalendar.calendarID = try g.string("calendar_id") ?? googleCalendar.calendarID
-                googleCalendar.clientID = try g.string("client_id")
-                googleCalendar.user = try g.string("user")
+                googleCalendar.calendarID = try g.string("calendar_id", nonEmpty: true) ?? googleCalendar.calendarID
+                googleCalendar.clientID = try g.string("client_id", nonEmpty: true)
+                googleCalendar.user = try g.string("user", nonEmpty: true)
             }
             if let s = try p.object("spotify") {
-                try s.allow(["api_base_url", "accounts_base_url", "client_id"], secrets: [
+                try s.rejectSecrets([
                     "client_secret": "SOUNDTRACK_SPOTIFY_CLIENT_SECRET", "refresh_token": "SOUNDTRACK_SPOTIFY_REFRESH_TOKEN",
                     "access_token": "SOUNDTRACK_SPOTIFY_ACCESS_TOKEN",
                 ])
+                try s.rejectUnknown(["api_base_url", "accounts_base_url", "client_id"])
                 spotify.apiBaseURL = try s.url("api_base_url") ?? spotify.apiBaseURL
                 spotify.accountsBaseURL = try s.url("accounts_base_url") ?? spotify.accountsBaseURL
-                spotify.clientID = try s.string("client_id")
+                spotify.clientID = try s.string("client_id", nonEmpty: true)
             }
         }
         if let c = try root.object("calendar") {
-            try c.allow(["time_zone", "lookahead_h", "import_days"])
-            if let tz = try c.string("time_zone") {
+            try c.rejectUnknown(["time_zone", "lookahead_h", "import_days"])
+            if let tz = try c.string("time_zone", nonEmpty: true) {
                 guard TimeZone(identifier: tz) != nil else {
                     throw InputError(path: "calendar.time_zone", expected: "an Olson time-zone name such as Europe/Berlin", got: JSONValue.string(tz).serialized())
                 }
                 calendar.timeZone = tz
             }
-            calendar.lookaheadHours = try c.number("lookahead_h", positive: true) ?? calendar.lookaheadHours
-            calendar.importDays = try c.integer("import_days", 1...3660) ?? calendar.importDays
+            calendar.lookaheadHours = try c.number("lookahead_h", .above(0)) ?? calendar.lookaheadHours
+            calendar.importDays = try c.optionalInteger("import_days", in: 1...3660) ?? calendar.importDays
         }
     }
 
@@ -288,91 +291,5 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
                 ("import_days", .number(Double(calendar.importDays))),
             ])),
         ])
-    }
-}
-
-/// One object of the configuration file, with typed reads whose errors name the key path.
-struct ConfigObject {
-    let pairs: [(String, JSONValue)]
-    let path: String
-
-    init(_ v: JSONValue, path: String) throws(InputError) {
-        guard case let .object(p) = v else { throw InputError(path: path, expected: "an object", got: v.typeDescription) }
-        pairs = p
-        self.path = path
-    }
-
-    func at(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
-
-    func value(_ key: String) -> JSONValue? {
-        guard let v = pairs.first(where: { $0.0 == key })?.1, v != .null else { return nil }
-        return v
-    }
-
-    /// Rejects unknown keys, and secrets (which belong in environment variables).
-    func allow(_ keys: [String], secrets: [String: String] = [:]) throws(InputError) {
-        for (k, _) in pairs where !keys.contains(k) {
-            if let env = secrets[k] {
-                throw InputError(path: at(k), expected: "no secret in the configuration file (set \(env) in the environment)", got: "a value (not shown)")
-            }
-            throw InputError(path: at(k), expected: "one of the keys \(keys.joined(separator: ", "))", got: "an unknown key")
-        }
-    }
-
-    func object(_ key: String) throws(InputError) -> ConfigObject? {
-        guard let v = value(key) else { return nil }
-        return try ConfigObject(v, path: at(key))
-    }
-
-    func string(_ key: String) throws(InputError) -> String? {
-        guard let v = value(key) else { return nil }
-        guard case let .string(s) = v, !s.isEmpty else { throw InputError(path: at(key), expected: "a non-empty string", got: Self.got(v)) }
-        return s
-    }
-
-    func strings(_ key: String) throws(InputError) -> [String]? {
-        guard let v = value(key) else { return nil }
-        guard case let .array(items) = v else { throw InputError(path: at(key), expected: "an array of strings", got: Self.got(v)) }
-        var out: [String] = []
-        for (i, item) in items.enumerated() {
-            guard case let .string(s) = item else { throw InputError(path: "\(at(key))[\(i)]", expected: "a string", got: Self.got(item)) }
-            out.append(s)
-        }
-        return out
-    }
-
-    func number(_ key: String, positive: Bool = false) throws(InputError) -> Double? {
-        guard let v = value(key) else { return nil }
-        let expected = positive ? "a number > 0" : "a number >= 0"
-        guard case let .number(x) = v else { throw InputError(path: at(key), expected: expected, got: Self.got(v)) }
-        guard positive ? x > 0 : x >= 0 else { throw InputError(path: at(key), expected: expected, got: JSONValue.numberText(x)) }
-        return x
-    }
-
-    func integer(_ key: String, _ range: ClosedRange<Int>) throws(InputError) -> Int? {
-        guard let v = value(key) else { return nil }
-        let expected = "an integer in \(range.lowerBound)...\(range.upperBound)"
-        guard case let .number(x) = v else { throw InputError(path: at(key), expected: expected, got: Self.got(v)) }
-        guard x.rounded() == x, x >= Double(range.lowerBound), x <= Double(range.upperBound) else {
-            throw InputError(path: at(key), expected: expected, got: JSONValue.numberText(x))
-        }
-        return Int(x)
-    }
-
-    func url(_ key: String) throws(InputError) -> URL? {
-        guard let s = try string(key) else { return nil }
-        guard let u = URL(string: s), let scheme = u.scheme?.lowercased(), scheme == "http" || scheme == "https", u.host != nil, u.query == nil else {
-            throw InputError(path: at(key), expected: "an http(s) URL without a query", got: Self.got(.string(s)))
-        }
-        return u
-    }
-
-    static func got(_ v: JSONValue) -> String {
-        switch v {
-        case let .string(s): return JSONValue.string(String(s.prefix(40))).serialized()
-        case let .number(x): return JSONValue.numberText(x)
-        case let .bool(b): return b ? "true" : "false"
-        default: return v.typeDescription
-        }
     }
 }

@@ -10,7 +10,7 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     /// The HTTP status.
     public var status: HTTPResponse.Status
     /// A stable code (`bad_request`, `unauthorized`, `forbidden`, `not_found`, `unknown_user`,
-    /// `payload_too_large`, `rate_limited`, `conflict`, `unavailable`, `internal`).
+    /// `payload_too_large`, `rate_limited`, `conflict`, `out_of_order`, `unavailable`, `internal`).
     public var code: String
     /// A human-readable message; never internals.
     public var message: String
@@ -28,7 +28,40 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
         self.retryAfter = retryAfter
     }
 
-    /// 400 `bad_request` from an engine validation error (its description names the field).
+    /// The response to any error a handler throws: the service's one table from errors to statuses.
+    ///
+    /// | error | status | code |
+    /// | --- | --- | --- |
+    /// | ``APIError`` | its own | its own |
+    /// | ``InputError`` (malformed or invalid input) | 400 | `bad_request` |
+    /// | ``RuleError/unknownUser(_:)`` | 404 | `unknown_user` |
+    /// | ``RuleError/userExists(_:)``, ``RuleError/keyExists(_:)``, ``RuleError/eventIdTaken(_:)`` | 409 | `conflict` |
+    /// | ``RuleError/outOfOrder(at:previous:)`` | 409 | `out_of_order` |
+    /// | ``RuleError/unknownTrack(_:field:)``, ``RuleError/unknownPick(_:user:)``, ``RuleError/pickOfAnotherUser(_:user:)``, ``RuleError/pickBinGone(_:)``, ``RuleError/noContext`` | 400 | `bad_request` |
+    /// | anything else | 500 | `internal` (logged by type, never shown) |
+    ///
+    /// The message is the error's description and `field` its field (a ``RuleError``'s is a field of the request body).
+    public init(_ error: any Error) {
+        switch error {
+        case let e as APIError:
+            self = e
+        case let e as InputError:
+            self = .badRequest(e)
+        case let e as RuleError:
+            let (status, code): (HTTPResponse.Status, String) =
+                switch e {
+                case .unknownUser: (.notFound, "unknown_user")
+                case .userExists, .keyExists, .eventIdTaken: (.conflict, "conflict")
+                case .outOfOrder: (.conflict, "out_of_order")
+                case .unknownTrack, .unknownPick, .pickOfAnotherUser, .pickBinGone, .noContext: (.badRequest, "bad_request")
+                }
+            self.init(status, code: code, message: e.description, field: e.field)
+        default:
+            self = .internal
+        }
+    }
+
+    /// 400 `bad_request` from an input validation error (its description names the field).
     public static func badRequest(_ e: InputError) -> APIError {
         APIError(.badRequest, code: "bad_request", message: e.description, field: e.path.isEmpty ? nil : e.path)
     }
@@ -40,11 +73,6 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     /// 403: the key does not reach this user or route.
     public static func forbidden(_ what: String) -> APIError {
         APIError(.forbidden, code: "forbidden", message: what)
-    }
-
-    /// 404 `unknown_user`.
-    public static func unknownUser(_ id: String, field: String = "user") -> APIError {
-        APIError(.notFound, code: "unknown_user", message: "\(field): no such user '\(id)'", field: field)
     }
 
     /// 404 `not_found` for a route that does not exist.

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import SoundtrackApp
+import CSupport
 import SoundtrackStore
 
 /// Who a request acts as: the key that authenticated it.
@@ -91,7 +91,7 @@ public final class Authenticator: Sendable {
             // A thread of its own, not the cooperative pool: the query blocks (it reads every key)
             // and the pool's few threads are the ones answering requests.
             Thread.detachNewThread {
-                nameThread("st-keys")
+                _ = soundtrack_name_thread("st-keys")
                 self.revalidate()
             }
         }
@@ -149,10 +149,5 @@ public final class Authenticator: Sendable {
             for header in gone { c.entries[header] = nil }
             c.revalidated = start
         }
-    }
-
-    /// Forgets cached lookups (after keys change in this process).
-    public func invalidate() {
-        cache.withLock { $0.entries.removeAll() }
     }
 }

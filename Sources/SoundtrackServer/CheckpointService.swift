@@ -3,17 +3,17 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
-import SoundtrackApp
+import CSupport
 import SoundtrackStore
 
-/// Checkpoints the WAL beside the writer, on a thread of its own: the writer's commits then only
+/// Checkpoints the WAL beside the committer, on a thread of its own: the committer's commits then only
 /// append to the log and wait for it to reach the disk, never for pages copied back into the
 /// database file (see ``WALCheckpointer``).
 ///
 /// Every `interval` it runs a passive checkpoint, which copies what it can without stopping the
-/// writer. When the writer commits between the start and the end of one, the log keeps those
+/// committer. When the committer commits between the start and the end of one, the log keeps those
 /// frames and cannot start over; once the log holds `restartFrames` or more, a restart
-/// checkpoint holds the writer back while it copies the rest (little, after the passive ones)
+/// checkpoint holds the committer back while it copies the rest (little, after the passive ones)
 /// and lets the next transaction write the log from its start, which bounds the file.
 final class CheckpointService: Service, Sendable {
     private let checkpointer: WALCheckpointer
@@ -63,14 +63,14 @@ final class CheckpointService: Service, Sendable {
             metrics.walPendingFrames.set(Double(max(0, log - copied)))
         } catch {
             // Busy (another process checkpoints, a reader holds old frames): the next round retries.
-            logger.debug("checkpoint deferred", metadata: ["error": "\(GroupCommitWriter.describe(error))"])
+            logger.debug("checkpoint deferred", metadata: ["error": "\(GroupCommitter.describe(error))"])
         }
     }
 }
 
 /// Runs `body` on a thread of its own (named `name`, at `nice` above the process's priority) and
 /// returns when it does; a graceful shutdown or the task's cancellation calls `stop`, which must
-/// make `body` return. For the service's long-running loops (the writer, the checkpoints), which
+/// make `body` return. For the service's long-running loops (the committer, the checkpoints), which
 /// block and so stay off the cooperative pool.
 func runOnThread(
     named name: String, nice: Int32 = 0, _ body: @escaping @Sendable () -> Void, stop: @escaping @Sendable () -> Void
@@ -79,7 +79,7 @@ func runOnThread(
         await withGracefulShutdownHandler {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 let thread = Thread {
-                    nameThread(name)
+                    _ = soundtrack_name_thread(name)
                     lowerThreadPriority(by: nice)
                     body()
                     done.resume()

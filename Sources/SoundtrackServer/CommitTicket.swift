@@ -1,7 +1,7 @@
 import Synchronization
 
 /// A promise that a queued write was committed (or failed): handlers await it before they
-/// acknowledge, the writer fulfils it after the transaction holding the write commits.
+/// acknowledge, the committer fulfils it after the transaction holding the write commits.
 final class CommitTicket: Sendable {
     private enum State {
         case pending([CheckedContinuation<Void, any Error>])

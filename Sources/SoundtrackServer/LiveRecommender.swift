@@ -1,28 +1,22 @@
 import Foundation
 import Logging
-import Synchronization
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
+import SoundtrackRules
 import SoundtrackStore
+import Synchronization
 
 /// The recommender as the HTTP service runs it: each user's state cached in memory behind a
-/// per-user lock, the engine run on it, and what changed handed to the ``GroupCommitWriter``.
+/// per-user lock, picks and events staged on it by the ``Rules``, and the ``UserWrite``s they
+/// give handed to the ``GroupCommitter``.
 ///
-/// Consistency: a user's writes are queued in the order they were applied in memory, and the
-/// single writer commits them in that order, so the database always holds a prefix of the
+/// Consistency: a user's writes are queued in the order they were staged in memory, and the
+/// single committer commits them in that order, so the database always holds a prefix of the
 /// in-memory history. Picks answer at once (their write follows in the next batch); feedback
 /// answers only after the batch holding it has committed. A write that fails evicts its user,
 /// whose state is then reloaded from the database.
 public final class LiveRecommender: Sendable {
-    /// The outcome of one feedback event.
-    public enum FeedbackResult: Sendable, Equatable {
-        /// Applied and committed.
-        case applied(FeedbackOutcome)
-        /// An event with this id was committed before: nothing changed.
-        case duplicate
-    }
-
     final class Slot: Sendable {
         enum Value {
             case empty
@@ -33,6 +27,8 @@ public final class LiveRecommender: Sendable {
         let value = Mutex<Value>(.empty)
     }
 
+    /// A staged event whose write is not committed yet: it holds its id (rule 1 of ``Rules``)
+    /// until then.
     private struct PendingEvent {
         var user: String
         var ticket: CommitTicket
@@ -40,13 +36,13 @@ public final class LiveRecommender: Sendable {
 
     /// The database.
     public let store: Store
-    let engine: Recommender
+    let rules: Rules
     let metrics: ServerMetrics
     let logger: Logger
     private let slots = Mutex<[String: Slot]>([:])
     private let pendingPicks = Mutex<[String: PickRecord]>([:])
     private let pendingEvents = Mutex<[String: PendingEvent]>([:])
-    private let writerBox = Mutex<GroupCommitWriter?>(nil)
+    private let committerBox = Mutex<GroupCommitter?>(nil)
     private let pickIds: PickIds
 
     /// Creates the live recommender over a service's store and engine, with the whole catalog
@@ -55,43 +51,41 @@ public final class LiveRecommender: Sendable {
         store = service.store
         let last = try store.greatestPickId(from: PickIds.range.lower, below: PickIds.range.upper).flatMap(PickIds.value(of:))
         pickIds = PickIds(after: last ?? 0, now: clock.now)
-        engine = service.engine.with(catalog: IndexCatalog(index))
+        rules = Rules(engine: service.engine.with(catalog: IndexCatalog(index)))
         self.metrics = metrics
         self.logger = logger
     }
 
-    var writer: GroupCommitWriter {
-        writerBox.withLock { $0! }
+    var committer: GroupCommitter {
+        committerBox.withLock { $0! }
     }
 
-    func attach(_ writer: GroupCommitWriter) {
-        writerBox.withLock { $0 = writer }
+    func attach(_ committer: GroupCommitter) {
+        committerBox.withLock { $0 = committer }
     }
+
+    private var defaults: [Float] { rules.engine.config.defaultWeights }
 
     // MARK: - Picks
 
     /// Picks a track for a snapshot: from the cached state, learning unless `learn` is false.
-    /// A learning pick first waits while the writer's queue is full (it does not wait for its own commit).
-    /// - Throws: ``APIError`` `unknown_user` for an unknown user, `unavailable` when shutting down.
+    /// A learning pick first waits while the committer's queue is full (it does not wait for its own commit).
+    /// - Throws: ``RuleError/unknownUser(_:)``; ``APIError/unavailable`` when shutting down.
     public func pick(_ snapshot: Snapshot, top: Int = 1, learn: Bool = true) async throws -> Pick {
-        if learn { await writer.admit() }
+        if learn { await committer.admit() }
         let pick: Pick = try withUser(snapshot.user) { cached in
-            if !learn {
-                var copy = cached.state
-                return engine.pick(snapshot, state: &copy, top: top).pick
-            }
-            let seq = cached.state.pickCounter
-            let (pick, record) = engine.pick(snapshot, state: &cached.state, top: top, pickId: pickIds.next())
-            let write = PendingWrite.pick(state: cached.state.pendingPart, record: record, seq: seq)
-            cached.state.changes = UserState.Changes()
+            if !learn { return try rules.previewPick(snapshot, top: top, user: cached) }
+            let staged = try rules.stagePick(snapshot, top: top, pickId: pickIds.next(), user: &cached)
+            let record = staged.row.record
             pendingPicks.withLock { $0[record.pickId] = record }
             do {
-                try writer.enqueue(write, ticket: nil)
+                try committer.enqueue(.pick(staged.row, state: cached!.takeChanges()), ticket: nil)
             } catch {
                 pendingPicks.withLock { _ = $0.removeValue(forKey: record.pickId) }
+                cached = nil  // the state went ahead of what will be committed: reload it
                 throw error
             }
-            return pick
+            return staged.pick
         }
         metrics.picks.increment()
         if pick.bin.created && learn { metrics.binsCreated.increment() }
@@ -100,12 +94,12 @@ public final class LiveRecommender: Sendable {
 
     // MARK: - Feedback
 
-    /// Applies feedback events in order and waits until all are committed.
-    /// - Returns: one result per event, in order: the outcome, or the error that rejected it.
-    public func feedback(_ events: [FeedbackEvent]) async -> [Result<FeedbackResult, any Error>] {
-        await writer.admit()
-        var staged: [(ticket: CommitTicket, duplicate: Bool, outcome: FeedbackOutcome?)?] = []
-        var results: [Result<FeedbackResult, any Error>?] = []
+    /// Stages feedback events in order and waits until all are committed.
+    /// - Returns: one result per event, in order: the verdict, or the error that rejected it.
+    public func feedback(_ events: [FeedbackEvent]) async -> [Result<FeedbackVerdict, any Error>] {
+        await committer.admit()
+        var staged: [(ticket: CommitTicket, verdict: FeedbackVerdict)?] = []
+        var results: [Result<FeedbackVerdict, any Error>?] = []
         for event in events {
             do {
                 staged.append(try stage(event))
@@ -119,15 +113,14 @@ public final class LiveRecommender: Sendable {
             guard let s else { continue }
             do {
                 try await s.ticket.wait()
-                if s.duplicate {
-                    results[i] = .success(.duplicate)
+                results[i] = .success(s.verdict)
+                guard let outcome = s.verdict.outcome else {
                     metrics.feedbackDuplicates.increment()
-                } else if let outcome = s.outcome {
-                    results[i] = .success(.applied(outcome))
-                    metrics.feedbackApplied.increment()
-                    if outcome.switchedTo != nil { metrics.binSwitches.increment() }
-                    if outcome.createdBin != nil { metrics.binsCreated.increment() }
+                    continue
                 }
+                metrics.feedbackApplied.increment()
+                if outcome.switchedTo != nil { metrics.binSwitches.increment() }
+                if outcome.createdBin != nil { metrics.binsCreated.increment() }
             } catch {
                 results[i] = .failure(error)
             }
@@ -135,114 +128,113 @@ public final class LiveRecommender: Sendable {
         return results.map { $0! }
     }
 
-    /// Applies one event in memory and queues its write; the ticket completes when it is committed.
-    private func stage(_ event: FeedbackEvent) throws -> (ticket: CommitTicket, duplicate: Bool, outcome: FeedbackOutcome?) {
+    /// Stages one event on the cached state and queues its write; the ticket completes when it is
+    /// committed (a duplicate's when the event it repeats is).
+    private func stage(_ event: FeedbackEvent) throws -> (ticket: CommitTicket, verdict: FeedbackVerdict) {
         try withUser(event.user) { cached in
             let ticket = CommitTicket()
-            // Claim the id, or find the write that already holds it.
+            // The owner of the id (rule 1): an event staged and not committed yet holds it, else the
+            // database knows it. An unclaimed id is claimed until this event is settled.
             let earlier: PendingEvent? = pendingEvents.withLock { p in
                 if let e = p[event.id] { return e }
                 p[event.id] = PendingEvent(user: event.user, ticket: ticket)
                 return nil
             }
-            if let earlier {
-                guard earlier.user == event.user else { throw Self.idTaken(event.id) }
-                return (earlier.ticket, true, nil)
-            }
-            var claimed = true
+            var claimed = earlier == nil
             defer { if claimed { pendingEvents.withLock { _ = $0.removeValue(forKey: event.id) } } }
-            if let owner = try store.feedbackOwner(eventId: event.id) {
-                guard owner == event.user else { throw Self.idTaken(event.id) }
+            let owner = try earlier?.user ?? store.feedbackOwner(eventId: event.id)
+            let verdict: FeedbackVerdict
+            do {
+                verdict = try rules.stageFeedback(event, appliedBy: owner, user: &cached) { id in
+                    try pendingPicks.withLock { $0[id] } ?? store.pickRecord(id: id)
+                }
+            } catch let e where !(e is RuleError) {
+                cached = nil  // the engine may have changed the state before it threw: reload it
+                throw e
+            }
+            guard case let .applied(row) = verdict else {
+                // A duplicate answers once the event it repeats is committed.
+                if let earlier { return (earlier.ticket, verdict) }
                 let done = CommitTicket()
                 done.complete(nil)
-                return (done, true, nil)
+                return (done, verdict)
             }
-            var record: PickRecord?
-            if let pickId = event.pickId {
-                let pending = pendingPicks.withLock { $0[pickId] }
-                if let pending, pending.user == event.user {
-                    record = pending
-                } else {
-                    record = try store.pickRecord(id: pickId, user: event.user)
-                }
-                if record == nil && event.snapshot == nil {
-                    throw InputError(path: "pick_id", expected: "a pick of user '\(event.user)'", got: "'\(pickId)'")
-                }
+            do {
+                try committer.enqueue(.feedback(row, state: cached!.takeChanges()), ticket: ticket)
+            } catch {
+                cached = nil
+                throw error
             }
-            var state = cached.state
-            let outcome = try engine.feedback(event, pick: record, state: &state)
-            let seq = cached.feedbackSeq + 1
-            let write = PendingWrite.feedback(
-                state: state.pendingPart, event: event, outcome: outcome, seq: seq, keepSnapshot: cached.keepRawSnapshots)
-            state.changes = UserState.Changes()
-            try writer.enqueue(write, ticket: ticket)
             claimed = false
-            cached.state = state
-            cached.feedbackSeq = seq
-            return (ticket, false, outcome)
+            return (ticket, verdict)
         }
-    }
-
-    private static func idTaken(_ id: String) -> InputError {
-        InputError(path: "id", expected: "an event id not used by another user", got: "'\(id)'")
     }
 
     // MARK: - Users
 
     /// A user's bins, from the cached state.
+    /// - Throws: ``RuleError/unknownUser(_:)``.
     public func bins(user: String) throws -> [Bin] {
-        try withUser(user) { $0.state.bins }
+        try withUser(user) { cached in
+            guard let cached else { throw RuleError.unknownUser(user) }
+            return cached.state.bins
+        }
     }
 
-    /// Adds a user (see ``Store/addUser(id:email:age:region:at:)``).
-    public func addUser(id: String, email: String?, age: Int?, region: String?, at: Date) throws {
-        try store.addUser(id: id, email: email, age: age, region: region, at: at)
+    /// Adds a user (see ``Store/addUser(_:at:)``).
+    /// - Throws: ``RuleError/userExists(_:)``.
+    public func addUser(_ user: NewUser, at: Date) throws {
+        try store.addUser(user, at: at)
         slots.withLock { s in
-            if let slot = s[id], slot.value.withLock({ if case .forgotten = $0 { return false } else { return true } }) {
-                s[id] = nil
+            if let slot = s[user.id], slot.value.withLock({ if case .forgotten = $0 { return false } else { return true } }) {
+                s[user.id] = nil
             }
         }
     }
 
     /// Deletes every row of a user, after the user's queued writes; waits for the commit.
-    /// - Returns: false when there was no such user.
-    public func forget(user: String) async throws -> Bool {
+    /// - Throws: ``RuleError/unknownUser(_:)`` when there is no such user (or it is being forgotten).
+    public func forget(user: String) async throws {
         let slot = self.slot(user)
         let ticket = CommitTicket()
-        let existed: Bool = try slot.value.withLock { v in
+        enum Found { case user, none, beingForgotten }
+        let found: Found = try slot.value.withLock { v in
             switch v {
-            case .forgotten: return false
+            case .forgotten: return .beingForgotten
             case .loaded: break
             case .empty:
-                guard try store.userExists(user) else { return false }
+                guard try store.userExists(user) else { return .none }
             }
-            try writer.enqueue(.forget(user: user), ticket: ticket)
+            try committer.enqueue(.forget(user), ticket: ticket)
             v = .forgotten
-            return true
+            return .user
         }
-        guard existed else {
+        switch found {
+        case .beingForgotten:
+            throw RuleError.unknownUser(user)
+        case .none:
             dropSlot(user, slot)
-            return false
+            throw RuleError.unknownUser(user)
+        case .user:
+            try await ticket.wait()
+            dropSlot(user, slot)
         }
-        try await ticket.wait()
-        dropSlot(user, slot)
-        return true
     }
 
     /// The number of users whose state is in memory.
     public var cachedUsers: Int { slots.withLock { $0.count } }
 
-    // MARK: - Writer callbacks
+    // MARK: - Committer callbacks
 
     /// Forgets the pending picks and event claims of settled writes (one lock each for a whole
     /// batch); a user whose write failed is reloaded from the database on next use.
-    func settled(_ writes: [PendingWrite], _ error: (any Error)?) {
+    func settled(_ writes: [UserWrite], _ error: (any Error)?) {
         var picks: [String] = [], events: [String] = []
         for write in writes {
             switch write {
-            case let .pick(_, record, _): picks.append(record.pickId)
-            case let .feedback(_, event, _, _, _): events.append(event.id)
-            case .forget: break
+            case let .pick(row, _): picks.append(row.record.pickId)
+            case let .feedback(row, _): events.append(row.event.id)
+            case .addUser, .feedbackRows, .state, .forget: break
             }
         }
         // In slices, so that the request handlers adding picks meanwhile wait microseconds, not the
@@ -251,10 +243,12 @@ public final class LiveRecommender: Sendable {
         for slice in events.chunks(of: 256) { pendingEvents.withLock { p in for id in slice { p.removeValue(forKey: id) } } }
         guard error != nil else { return }
         for write in writes {
-            // The database did not take this write: reload the user from it on next use.
-            let slot = slots.withLock { $0[write.user] }
-            slot?.value.withLock { v in
-                if case .loaded = v { v = .empty }
+            // The database did not take this write: reload its user from it on next use.
+            for user in write.users {
+                let slot = slots.withLock { $0[user] }
+                slot?.value.withLock { v in
+                    if case .loaded = v { v = .empty }
+                }
             }
         }
     }
@@ -278,40 +272,41 @@ public final class LiveRecommender: Sendable {
         metrics.cachedUsers.set(Double(count))
     }
 
-    /// Runs `body` on the user's cached state under the user's lock, loading it first if needed.
-    private func withUser<R>(_ user: String, _ body: (inout CachedUserState) throws -> R) throws -> R {
+    /// Runs `body` on the user's cached state under the user's lock, loading it first if needed:
+    /// `nil` for an unknown user (whose slot is then dropped). A `body` that sets the state to
+    /// `nil` evicts it: the next use loads it from the database again.
+    private func withUser<R>(_ user: String, _ body: (inout CachedUserState?) throws -> R) throws -> R {
         let slot = self.slot(user)
-        var loadedNow = false
-        let result: R
-        do {
-            result = try slot.value.withLock { v in
-                switch v {
-                case .forgotten:
-                    throw APIError.unknownUser(user)
-                case .empty:
-                    do {
-                        v = .loaded(try store.loadCachedState(user: user, defaults: engine.config.defaultWeights))
-                        loadedNow = true
-                    } catch is InputError {
-                        throw APIError.unknownUser(user)
-                    }
-                case .loaded:
-                    break
-                }
+        var loadedNow = false, unknown = false
+        defer {
+            if unknown {
+                dropSlot(user, slot)
+            } else if loadedNow {
+                metrics.cachedUsers.set(Double(cachedUsers))
+            }
+        }
+        return try slot.value.withLock { v in
+            var cached: CachedUserState?
+            switch v {
+            case .forgotten:
+                throw RuleError.unknownUser(user)
+            case .empty:
+                cached = try store.loadCachedState(user: user, defaults: defaults)
+                loadedNow = cached != nil
+                unknown = cached == nil
+            case .loaded:
                 // Moved out (not copied: a copy retains and then releases every array of the
                 // state), so that `cached` is uniquely referenced while the engine mutates it.
                 var taken = Slot.Value.empty
                 swap(&taken, &v)
-                guard case var .loaded(cached) = consume taken else { throw APIError.internal }
-                defer { v = .loaded(cached) }
-                return try body(&cached)
+                guard case let .loaded(c) = consume taken else { preconditionFailure("a loaded slot") }
+                cached = consume c
             }
-        } catch let e as APIError where e.code == "unknown_user" {
-            dropSlot(user, slot)
-            throw e
+            defer {
+                if let c = cached.take() { v = .loaded(c) } else { v = .empty }
+            }
+            return try body(&cached)
         }
-        if loadedNow { metrics.cachedUsers.set(Double(cachedUsers)) }
-        return result
     }
 }
 

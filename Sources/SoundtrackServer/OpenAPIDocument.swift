@@ -10,7 +10,7 @@ public enum OpenAPIDocument {
   "info": {
     "title": "Soundtrack HTTP API",
     "version": "1.0.0",
-    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of FORMATS.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code."
+    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code."
   },
   "servers": [
     {
@@ -155,6 +155,9 @@ public enum OpenAPIDocument {
             "$ref": "#/components/responses/Error"
           },
           "404": {
+            "$ref": "#/components/responses/Error"
+          },
+          "409": {
             "$ref": "#/components/responses/Error"
           },
           "413": {
@@ -428,6 +431,7 @@ public enum OpenAPIDocument {
                   "not_found",
                   "unknown_user",
                   "conflict",
+                  "out_of_order",
                   "payload_too_large",
                   "rate_limited",
                   "unavailable",
@@ -459,7 +463,7 @@ public enum OpenAPIDocument {
           "user",
           "at"
         ],
-        "description": "A sensor snapshot (FORMATS.md). Every section but user and at is optional; unknown fields are ignored.",
+        "description": "A sensor snapshot (docs/formats.md). Every section but user and at is optional; unknown fields are ignored.",
         "properties": {
           "user": {
             "type": "string"
@@ -643,7 +647,7 @@ public enum OpenAPIDocument {
           "track",
           "signal"
         ],
-        "description": "A feedback event (FORMATS.md): pick_id or snapshot is required.",
+        "description": "A feedback event (docs/formats.md): pick_id or snapshot is required. The CLI, this API and replay judge it by the same rules: a duplicate id of the same user changes nothing; an id of another user is 409 conflict; an event earlier than the user's previous one is 409 out_of_order; an unknown user 404 unknown_user; an unknown, or another user's, pick or an unknown track 400 bad_request.",
         "properties": {
           "id": {
             "type": "string"

@@ -8,7 +8,7 @@ import SoundtrackContext
 ///
 /// The engine's own ids (``Recommender/pickId(seed:user:counter:)``) are hashes, stable across
 /// runs but spread over the whole key space, so each committed pick wrote into a random page of
-/// the index on `picks.id`: with thousands of picks a commit, the writer rewrote thousands of
+/// the index on `picks.id`: with thousands of picks a commit, the committer rewrote thousands of
 /// index pages a second. Increasing ids all go to the same end of the index.
 ///
 /// Ids never repeat: each is greater than the last one handed out and than the greatest id of

@@ -27,30 +27,30 @@ public struct ServerConfiguration: Sendable {
     public var keyCacheSeconds: Double = 5
     /// The most write operations committed in one transaction (group commit).
     public var maxWriteBatch: Int = 16384
-    /// The most writes waiting for the writer: past this, requests wait before they change
-    /// anything (back-pressure), so a writer that falls behind slows picks down instead of piling
-    /// up memory.
+    /// The most writes waiting for the committer: past this, requests wait before they change
+    /// anything (back-pressure), so a committer that falls behind slows picks down instead of
+    /// piling up memory.
     public var maxQueuedWrites: Int = 32768
-    /// How long the writer may hold picks back to commit more of them at once, when no feedback
+    /// How long the committer may hold picks back to commit more of them at once, when no feedback
     /// waits for its commit (feedback is committed at once, with the picks queued before it).
     /// Each transaction rewrites every index and session page it touches, however many rows
     /// changed on it, so bigger transactions cost less per pick; a crash loses at most this much
     /// of the last picks (never acknowledged feedback). 0 commits picks as soon as possible.
     public var pickCommitDelay: Duration = .milliseconds(1000)
     /// How often the checkpoint thread copies the WAL back into the database file. Pages the
-    /// writer rewrites in that time are copied once; the WAL grows by what is written meanwhile.
+    /// committer rewrites in that time are copied once; the WAL grows by what is written meanwhile.
     public var checkpointInterval: Duration = .milliseconds(100)
-    /// The WAL size (in 4 KiB frames) past which a checkpoint holds the writer back to let the WAL
-    /// start over (the passive ones cannot while the writer keeps writing): bounds the WAL file.
+    /// The WAL size (in 4 KiB frames) past which a checkpoint holds the committer back to let the
+    /// WAL start over (the passive ones cannot while the committer keeps writing): bounds the WAL file.
     public var checkpointRestartFrames: Int = 20_000
-    /// SQLite's page cache of the writer's connection, in KiB (the writer touches the picks' and
+    /// SQLite's page cache of the write connection, in KiB (the committer touches the picks' and
     /// sessions' index pages all over the file; SQLite's default is 2,000 KiB).
-    public var writerCacheKiB: Int = 65536
-    /// The nice value the writer and checkpoint threads add to their priority (Linux; 0, the
+    public var writeCacheKiB: Int = 65536
+    /// The nice value the commit and checkpoint threads add to their priority (Linux; 0, the
     /// default, leaves them at the priority of the thread that starts them). With 10, when both
-    /// cores are busy the scheduler runs the threads that answer requests first and the writer in
+    /// cores are busy the scheduler runs the threads that answer requests first and the committer in
     /// the gaps: at 10,000 picks/s the p99 was lower in 12 of 14 paired load-test runs (by about
-    /// 1 ms). But past what the cores can serve the writer then starves, its queue fills and
+    /// 1 ms). But past what the cores can serve the committer then starves, its queue fills and
     /// back-pressure holds every pick: at saturation the p99 went to 110, 130 and 489 ms in 3 of
     /// 13 runs (7.9–12.4 ms in 6 runs at 0). Only for a service that is never driven past its capacity.
     public var backgroundNice: Int32 = 0

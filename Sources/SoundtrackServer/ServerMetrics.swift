@@ -49,8 +49,8 @@ public final class ServerMetrics: Sendable {
         writesCommitted = counter("writes_committed", "Writes (picks, feedback, forgets) committed.")
         cachedUsers = r.makeGauge(
             descriptor: .init(namespace: "soundtrack", metricName: "cached_users", unitName: "", helpText: "Users whose state is in memory."), labels: [])
-        checkpoints = counter("wal_checkpoints", "WAL checkpoints run beside the writer.")
-        walRestarts = counter("wal_restarts", "Checkpoints that held the writer back to let the WAL start over.")
+        checkpoints = counter("wal_checkpoints", "WAL checkpoints run beside the committer.")
+        walRestarts = counter("wal_restarts", "Checkpoints that held the committer back to let the WAL start over.")
         walPendingFrames = r.makeGauge(
             descriptor: .init(namespace: "soundtrack", metricName: "wal_pending_frames", unitName: "",
                               helpText: "WAL frames not yet copied into the database file after the last checkpoint."), labels: [])

@@ -4,15 +4,16 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 import Synchronization
-import SoundtrackApp
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackProviders
+import SoundtrackRules
 import SoundtrackStore
 
-/// The HTTP service: routes, authentication, limits, metrics and the writer, assembled over a
-/// ``SoundtrackService``.
+/// The HTTP service: routes, authentication, limits, metrics and the group committer, assembled
+/// over a ``SoundtrackService``. Handlers decode, stage with the ``Rules`` (through
+/// ``LiveRecommender``), encode; errors become responses by their type (``APIError/init(_:)``).
 ///
 /// ```swift
 /// let api = try SoundtrackAPI(service: service, configuration: config, logger: logger)
@@ -20,7 +21,7 @@ import SoundtrackStore
 /// try await app.runService()          // SIGTERM/SIGINT: graceful shutdown
 /// ```
 public final class SoundtrackAPI: Sendable {
-    /// The recommender with its per-user cache and group-commit writer.
+    /// The recommender with its per-user cache and group committer.
     public let live: LiveRecommender
     /// API key checks and rate limits.
     public let authenticator: Authenticator
@@ -28,17 +29,17 @@ public final class SoundtrackAPI: Sendable {
     public let metrics: ServerMetrics
     /// The configuration the service runs with.
     public let configuration: ServerConfiguration
-    let writer: GroupCommitWriter
+    let committer: GroupCommitter
     let checkpoints: CheckpointService?
     let logger: Logger
 
-    /// Builds the service: loads the catalog index into memory and prepares the writer.
+    /// Builds the service: loads the catalog index into memory and prepares the committer.
     /// - Throws: database errors while loading the catalog.
     public init(service: SoundtrackService, configuration: ServerConfiguration, logger: Logger) throws {
         let metrics = ServerMetrics()
-        // The writer's connection: a larger page cache, and checkpoints left to a thread of their own.
+        // The write connection: a larger page cache, and checkpoints left to a thread of their own.
         let background = service.store.path != nil
-        try service.store.configureWriter(cacheKiB: configuration.writerCacheKiB, autoCheckpoint: !background)
+        try service.store.configureWriteConnection(cacheKiB: configuration.writeCacheKiB, autoCheckpoint: !background)
         checkpoints = background ? CheckpointService(
                 checkpointer: try WALCheckpointer(store: service.store), interval: configuration.checkpointInterval,
                 restartFrames: configuration.checkpointRestartFrames, nice: configuration.backgroundNice,
@@ -46,14 +47,14 @@ public final class SoundtrackAPI: Sendable {
         let index = CatalogIndex(tracks: try service.store.allTracks())
         let live = try LiveRecommender(
             service: service, index: index, clock: configuration.clock, metrics: metrics, logger: logger)
-        let writer = GroupCommitWriter(
+        let committer = GroupCommitter(
             store: service.store, maxBatch: configuration.maxWriteBatch, maxQueued: configuration.maxQueuedWrites,
             pickDelay: configuration.pickCommitDelay, nice: configuration.backgroundNice,
             metrics: metrics, logger: logger,
             settled: { items, error in live.settled(items, error) })
-        live.attach(writer)
+        live.attach(committer)
         self.live = live
-        self.writer = writer
+        self.committer = committer
         self.metrics = metrics
         self.configuration = configuration
         self.logger = logger
@@ -66,13 +67,13 @@ public final class SoundtrackAPI: Sendable {
         (.delete, "/v1/users/{id}"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json"),
     ]
 
-    /// The application: the router on `configuration.host:port`, with the writer as a service that
-    /// stops after the server has finished its in-flight requests.
+    /// The application: the router on `configuration.host:port`, with the committer as a service
+    /// that stops after the server has finished its in-flight requests.
     public func buildApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         Application(
             router: buildRouter(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: (checkpoints.map { [$0] } ?? []) + [writer],  // stopped in reverse order: the writer first
+            services: (checkpoints.map { [$0] } ?? []) + [committer],  // stopped in reverse order: the committer first
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }
@@ -88,7 +89,7 @@ public final class SoundtrackAPI: Sendable {
         router.delete("/v1/users/{id}") { request, context in try await self.deleteUser(request, id: context.parameters.require("id")) }
         router.get("/healthz") { _, _ in Self.json(.object([("status", .string("ok"))])) }
         router.get("/readyz") { _, _ in
-            guard self.writer.isOpen else { throw APIError.unavailable }
+            guard self.committer.isOpen else { throw APIError.unavailable }
             return Self.json(.object([("status", .string("ready"))]))
         }
         router.get("/metrics") { _, _ in
@@ -141,8 +142,8 @@ public final class SoundtrackAPI: Sendable {
             return Self.json(EnrichmentEntry.annotate(pick.json(includeRanked: top > 1), with: report))
         }
         // The hand-written encoder: the bytes of `pick.json(includeRanked:).serialized()` without the tree.
-        let scratch = SoundtrackContext.ByteBuffer(capacity: 4096)
-        PickWriter.write(pick, includeRanked: top > 1, into: scratch)
+        let scratch = ByteArena(capacity: 4096)
+        PickEncoder.write(pick, includeRanked: top > 1, into: scratch)
         return scratch.withUnsafeBytes { Self.json(bytes: $0) }
     }
 
@@ -161,20 +162,20 @@ public final class SoundtrackAPI: Sendable {
         let results = await live.feedback(events)
         if !batch {
             switch results[0] {
-            case let .success(r): return Self.json(Self.describe(events[0], r))
-            case let .failure(error): throw Self.apiError(error)
+            case let .success(verdict): return Self.json(verdict.json(eventId: events[0].id))
+            case let .failure(error): throw error
             }
         }
         var applied = 0, duplicates = 0, rejected = 0
         var items: [JSONValue] = []
         for (i, r) in results.enumerated() {
             switch r {
-            case let .success(x):
-                if case .duplicate = x { duplicates += 1 } else { applied += 1 }
-                items.append(Self.describe(events[i], x))
+            case let .success(verdict):
+                if case .duplicate = verdict { duplicates += 1 } else { applied += 1 }
+                items.append(verdict.json(eventId: events[i].id))
             case let .failure(error):
                 rejected += 1
-                var e = Self.apiError(error)
+                var e = APIError(error)
                 if let f = e.field { e.field = "[\(i)].\(f)" }
                 items.append(.object([("id", .string(events[i].id)), ("status", .string("rejected")), ("error", e.json)]))
             }
@@ -227,47 +228,27 @@ public final class SoundtrackAPI: Sendable {
         let principal = try authenticate(request)
         try principal.requireAdmin()
         let body = try await readBody(request)
+        let user: NewUser
         do {
-            let value = try body.withUnsafeReadableBytes { raw throws(InputError) in try JSONParser.parse(bytes: raw) }
-            guard case let .object(pairs) = value else {
-                throw InputError(path: "", expected: "a user (an object with id, and optional email, age, region)", got: value.typeDescription)
-            }
-            func field(_ name: String) -> JSONValue? { pairs.first { $0.0 == name }?.1 }
-            func string(_ name: String) throws(InputError) -> String? {
-                switch field(name) {
-                case nil, .null?: return nil
-                case let .string(s)?: return s
-                case let v?: throw InputError(path: name, expected: "a string", got: v.typeDescription)
-                }
-            }
-            guard let id = try string("id") else { throw InputError(path: "id", expected: "a user id", got: "nothing") }
-            var age: Int?
-            switch field("age") {
-            case nil, .null?: break
-            case let .number(n)? where n == n.rounded() && abs(n) < 1e6: age = Int(n)
-            case let v?: throw InputError(path: "age", expected: "an integer", got: v.typeDescription)
-            }
-            try live.addUser(id: id, email: try string("email"), age: age, region: try string("region"), at: configuration.clock.now())
-            guard let u = try live.store.user(id) else { throw APIError.internal }
-            var response = Self.json(.object([
-                ("id", .string(u.id)), ("email_sha256", u.emailHash.map(JSONValue.string) ?? .null),
-                ("age", u.age.map { .number(Double($0)) } ?? .null), ("region", u.region.map(JSONValue.string) ?? .null),
-                ("created_at", .string(Timestamp(date: u.createdAt, offsetSeconds: 0).rfc3339)),
-            ]))
-            response.status = .created
-            return response
-        } catch let e as InputError {
-            if e.path == "id", e.got.hasSuffix("(already exists)") {
-                throw APIError(.conflict, code: "conflict", message: e.description, field: "id")
-            }
-            throw APIError.badRequest(e)
+            user = try NewUser(json: body.withUnsafeReadableBytes { raw throws(InputError) in try JSONParser.parse(bytes: raw) })
+        } catch {
+            throw APIError.badRequest(error)
         }
+        try live.addUser(user, at: configuration.clock.now())
+        guard let u = try live.store.user(user.id) else { throw APIError.internal }
+        var response = Self.json(.object([
+            ("id", .string(u.id)), ("email_sha256", u.emailHash.map(JSONValue.string) ?? .null),
+            ("age", u.age.map { .number(Double($0)) } ?? .null), ("region", u.region.map(JSONValue.string) ?? .null),
+            ("created_at", .string(Timestamp(date: u.createdAt, offsetSeconds: 0).rfc3339)),
+        ]))
+        response.status = .created
+        return response
     }
 
     private func deleteUser(_ request: Request, id: String) async throws -> Response {
         let principal = try authenticate(request)
         try principal.requireAdmin()
-        guard try await live.forget(user: id) else { throw APIError.unknownUser(id, field: "id") }
+        try await live.forget(user: id)
         return Response(status: .noContent)
     }
 
@@ -300,19 +281,6 @@ public final class SoundtrackAPI: Sendable {
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
-
-    static func apiError(_ error: any Error) -> APIError {
-        if let e = error as? APIError { return e }
-        if let e = error as? InputError { return .badRequest(e) }
-        return .internal
-    }
-
-    static func describe(_ e: FeedbackEvent, _ r: LiveRecommender.FeedbackResult) -> JSONValue {
-        switch r {
-        case .duplicate: return FeedbackOutcome.duplicateJSON(eventId: e.id)
-        case let .applied(o): return o.json(eventId: e.id)
-        }
-    }
 }
 
 /// Turns every error into a JSON error response (a 500 logged without request data) and records
@@ -329,6 +297,10 @@ struct ErrorAndMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             response = try await next(request, context)
         } catch let e as APIError {
             response = try e.response(from: request, context: context)
+        } catch let e as RuleError {
+            response = try APIError(e).response(from: request, context: context)
+        } catch let e as InputError {
+            response = try APIError(e).response(from: request, context: context)
         } catch let e as any HTTPResponseError {
             let mapped: APIError
             switch e.status {

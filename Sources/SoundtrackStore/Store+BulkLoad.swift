@@ -12,7 +12,7 @@ extension Store {
     /// more than SQLite itself over millions of member rows. Unknown users are left out.
     static func loadStates(
         _ db: Database, users: [String], defaults: [Float]
-    ) throws -> [String: (cached: CachedUserState, lastEventAt: Double?)] {
+    ) throws -> [String: CachedUserState] {
         final class Partial {
             var pickCounter: Int64
             var nextBinNumber: Int
@@ -99,16 +99,19 @@ extension Store {
             FROM sessions WHERE user_id IN \(wanted)
             """, text: ids)
         while try se.step() {
-            guard let p = parts[se.text(0)] else { continue }
+            let user = se.text(0)
+            guard let p = parts[user] else { continue }
             p.session.currentBin = se.isNull(1) ? nil : se.int(1)
             p.session.dislikeStreak = se.int(2)
-            p.session.avoided = Self.decodeInts(se.text(3))
+            p.session.avoided = try Self.decodeInts(se.text(3), user: user)
             p.session.switchedTo = se.isNull(4) ? nil : se.int(4)
             p.session.lastAt = se.isNull(5) ? nil : Date(timeIntervalSince1970: se.double(5))
-            p.recent = Self.decodeStrings(se.text(6))
+            p.recent = try Self.decodeStrings(se.text(6), user: user)
         }
+        // The sequence and time of each user's last applied event (SQLite takes the bare column `at`
+        // from the row holding the maximum).
         let f = try RawStatement(db, """
-            SELECT user_id, max(applied_seq), max(at) FROM feedback WHERE user_id IN \(wanted) GROUP BY user_id
+            SELECT user_id, max(applied_seq), at FROM feedback WHERE user_id IN \(wanted) GROUP BY user_id
             """, text: ids)
         while try f.step() {
             guard let p = parts[f.text(0)] else { continue }
@@ -120,13 +123,13 @@ extension Store {
             parts[k.text(0)]?.keep = !k.isNull(1) && k.int(1) != 0
         }
 
-        var out: [String: (cached: CachedUserState, lastEventAt: Double?)] = [:]
+        var out: [String: CachedUserState] = [:]
         out.reserveCapacity(parts.count)
         for (user, p) in parts {
             let state = UserState(
                 user: user, bins: p.bins, weights: p.weights, places: PlaceBook(places: p.places), session: p.session,
                 recentTracks: p.recent, pickCounter: p.pickCounter, nextBinNumber: p.nextBinNumber)
-            out[user] = (CachedUserState(state: state, feedbackSeq: p.seq, keepRawSnapshots: p.keep), p.lastAt)
+            out[user] = CachedUserState(state: state, feedbackSeq: p.seq, lastEventAt: p.lastAt, keepRawSnapshots: p.keep)
         }
         return out
     }

@@ -38,11 +38,11 @@ extension Store {
     /// disappears. Titles are dropped unless the user's `keep_raw_snapshots` setting is on.
     ///
     /// - Returns: how many occurrences were stored.
-    /// - Throws: ``InputError`` for an unknown user.
+    /// - Throws: ``RuleError/unknownUser(_:)`` for an unknown user.
     @discardableResult
     public func replaceCalendarEvents(user: String, source: CalendarSource, from: Date, to: Date, events: [StoredCalendarEvent], at: Date) throws -> Int {
-        try writer.write { db in
-            guard try Self.userExists(db, user) else { throw InputError(path: "user", expected: "a known user", got: "'\(user)'") }
+        try database.write { db in
+            guard try Self.userExists(db, user) else { throw RuleError.unknownUser(user) }
             let keep = try Bool.fetchOne(db, sql: "SELECT keep_raw_snapshots FROM user_settings WHERE user_id = ?", arguments: [user]) ?? false
             try db.execute(
                 sql: "DELETE FROM calendar_events WHERE user_id = ? AND source = ? AND end_at > ? AND start_at < ?",
@@ -69,7 +69,7 @@ extension Store {
     /// A user's stored events overlapping `[from, to)`, in start order, as snapshot calendar events
     /// (times in each event's own offset; the title only where it was kept).
     public func calendarEvents(user: String, from: Date, to: Date, limit: Int = Snapshot.maxEvents) throws -> [CalendarEvent] {
-        try writer.read { db in
+        try database.read { db in
             let rows = try Row.fetchAll(db, sql: """
                 SELECT start_at, end_at, offset_s, all_day, category, title FROM calendar_events
                 WHERE user_id = ? AND start_at < ? AND end_at > ? ORDER BY start_at, event_key LIMIT ?
@@ -86,14 +86,14 @@ extension Store {
     }
 
     /// How many calendar events a user has stored.
-    public func calendarEventCount(user: String) throws -> Int {
-        try writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM calendar_events WHERE user_id = ?", arguments: [user]) ?? 0 }
+    func calendarEventCount(user: String) throws -> Int {
+        try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM calendar_events WHERE user_id = ?", arguments: [user]) ?? 0 }
     }
 
     /// Sets a user's `keep_raw_snapshots` setting (creating the settings row if needed).
     public func setKeepRawSnapshots(user: String, _ keep: Bool) throws {
-        try writer.write { db in
-            guard try Self.userExists(db, user) else { throw InputError(path: "user", expected: "a known user", got: "'\(user)'") }
+        try database.write { db in
+            guard try Self.userExists(db, user) else { throw RuleError.unknownUser(user) }
             try db.execute(sql: """
                 INSERT INTO user_settings (user_id, keep_raw_snapshots) VALUES (?, ?)
                 ON CONFLICT(user_id) DO UPDATE SET keep_raw_snapshots = excluded.keep_raw_snapshots

@@ -8,7 +8,43 @@ extension Store {
     /// - Returns: how many rows were written.
     @discardableResult
     public func upsertTracks(_ tracks: [Track]) throws -> Int {
-        try writer.write { db in try Self.upsertTracks(db, tracks) }
+        defer { catalogIndex.clear() }
+        return try database.write { db in try Self.upsertTracks(db, tracks) }
+    }
+
+    /// Adds the tracks whose ids are not in the catalog yet; existing tracks are left as they are.
+    /// - Returns: how many were added.
+    @discardableResult
+    public func insertMissingTracks(_ tracks: [Track]) throws -> Int {
+        defer { catalogIndex.clear() }
+        return try database.write { db in
+            var added = 0
+            for t in tracks where try Bool.fetchOne(db, sql: "SELECT 1 FROM songs WHERE id = ?", arguments: [t.id]) != true {
+                _ = try Self.upsertTracks(db, [t])
+                added += 1
+            }
+            return added
+        }
+    }
+
+    /// Reads a catalog file (CSV or JSON Lines) and upserts its valid rows in batches of
+    /// `batchSize` rows, one transaction each, with a large page cache; invalid rows are reported
+    /// with their line numbers and skipped. A failure keeps the batches already committed.
+    /// - Parameter format: the file's format; `nil` decides by its name.
+    public func importCatalog(_ url: URL, format: CatalogFormat? = nil, batchSize: Int = 50_000) throws -> CatalogReadReport {
+        try withLargeCache {
+            var batch: [Track] = []
+            batch.reserveCapacity(batchSize)
+            let report = try CatalogReader().read(contentsOf: url, format: format) { track in
+                batch.append(track)
+                if batch.count == batchSize {
+                    try upsertTracks(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+            if !batch.isEmpty { try upsertTracks(batch) }
+            return report
+        }
     }
 
     static func upsertTracks(_ db: Database, _ tracks: [Track]) throws -> Int {
@@ -50,7 +86,7 @@ extension Store {
     /// durability is unchanged (every commit still reaches the log on disk). The settings return to
     /// what they were before afterwards.
     public func withLargeCache<T>(cacheMiB: Int = 256, checkpointPages: Int = 1000, _ body: () throws -> T) throws -> T {
-        let before = try writer.writeWithoutTransaction { db in
+        let before = try database.writeWithoutTransaction { db in
             let saved = (
                 cache: try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000,
                 checkpoint: try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000,
@@ -61,29 +97,38 @@ extension Store {
             try db.execute(sql: "PRAGMA secure_delete = OFF")
             return saved
         }
-        defer {
-            try? writer.writeWithoutTransaction { db in
+        func restore() throws {
+            try database.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA cache_size = \(before.cache)")
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = \(before.checkpoint)")
                 try db.execute(sql: "PRAGMA secure_delete = \(before.secureDelete)")
             }
         }
-        return try body()
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            // The body's failure is the one to report; a failed restore after it would only hide it.
+            try? restore()
+            throw error
+        }
+        try restore()
+        return result
     }
 
     /// Whether the catalog has any track (cheaper than counting).
     public func hasTracks() throws -> Bool {
-        try writer.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM songs)") ?? false }
+        try database.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM songs)") ?? false }
     }
 
     /// The number of tracks in the catalog.
     public func trackCount() throws -> Int {
-        try writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM songs") ?? 0 }
+        try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM songs") ?? 0 }
     }
 
     /// Tracks by id; unknown ids are left out.
     public func tracks(ids: [String]) throws -> [String: Track] {
-        try writer.read { db in try Self.tracks(db, ids: ids) }
+        try database.read { db in try Self.tracks(db, ids: ids) }
     }
 
     static func tracks(_ db: Database, ids: [String]) throws -> [String: Track] {
@@ -97,7 +142,7 @@ extension Store {
 
     /// Every track, in insertion order.
     public func allTracks() throws -> [Track] {
-        try writer.read { db in try Self.allTracks(db) }
+        try database.read { db in try Self.allTracks(db) }
     }
 
     static func allTracks(_ db: Database) throws -> [Track] {
@@ -106,7 +151,7 @@ extension Store {
 
     /// Every track with only what the similarity index needs (no titles), in insertion order.
     public func indexTracks() throws -> [Track] {
-        try writer.read { db in try Self.indexTracks(db) }
+        try database.read { db in try Self.indexTracks(db) }
     }
 
     /// Every track with only what the similarity index needs (id, genres, popularity, audio features;

@@ -6,7 +6,7 @@ import GRDB
 /// reach the disk.
 ///
 /// ```swift
-/// try store.configureWriter(cacheKiB: 65536, autoCheckpoint: false)
+/// try store.configureWriteConnection(cacheKiB: 65536, autoCheckpoint: false)
 /// let checkpointer = try WALCheckpointer(store: store)
 /// let (log, copied) = try checkpointer.checkpoint(.passive)   // on a thread of its own
 /// ```
@@ -27,7 +27,7 @@ public final class WALCheckpointer: Sendable {
     /// - Throws: database errors.
     public init(store: Store) throws {
         guard let path = store.path else { preconditionFailure("WALCheckpointer needs a database file") }
-        let synchronous = try store.writer.writeWithoutTransaction { db in
+        let synchronous = try store.database.writeWithoutTransaction { db in
             try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? 2
         }
         var config = Configuration()
@@ -53,13 +53,21 @@ public final class WALCheckpointer: Sendable {
 }
 
 extension Store {
-    /// Tunes the writer's connection for a long-running service: its page cache, in KiB, and
+    /// Tunes the write connection for a long-running service: its page cache, in KiB, and
     /// whether its commits checkpoint the WAL themselves (SQLite's default) or leave it to a
     /// ``WALCheckpointer``.
-    public func configureWriter(cacheKiB: Int, autoCheckpoint: Bool) throws {
-        try writer.writeWithoutTransaction { db in
+    public func configureWriteConnection(cacheKiB: Int, autoCheckpoint: Bool) throws {
+        try database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA cache_size = -\(max(2000, cacheKiB))")
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(autoCheckpoint ? 1000 : 0)")
         }
+    }
+}
+
+extension Store {
+    /// Copies the write-ahead log into the database file and empties it, so that the file alone
+    /// holds the whole database (for copying it).
+    public func checkpoint() throws {
+        try database.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
     }
 }

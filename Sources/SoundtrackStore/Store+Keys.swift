@@ -41,17 +41,15 @@ public struct APIKeyRecord: Sendable, Equatable {
 
 extension Store {
     /// Stores a new API key (its hash only).
-    /// - Throws: ``InputError`` (`user`) for an unknown user, (`id`) for an id in use, (`label`) for a label over 128 characters.
+    /// - Throws: ``RuleError/unknownUser(_:)``, ``RuleError/keyExists(_:)`` for an id or secret in use, ``InputError`` (`label`) for a label over 128 characters.
     public func insertKey(_ key: APIKeyRecord) throws {
         if let label = key.label, label.count > 128 {
             throw InputError(path: "label", expected: "a label of at most 128 characters", got: "\(label.count) characters")
         }
-        try writer.write { db in
-            if let user = key.user, try !Self.userExists(db, user) {
-                throw InputError(path: "user", expected: "a known user", got: "'\(user)'")
-            }
+        try database.write { db in
+            if let user = key.user, try !Self.userExists(db, user) { throw RuleError.unknownUser(user) }
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM api_keys WHERE id = ? OR hash = ?", arguments: [key.id, key.hash]) == true {
-                throw InputError(path: "id", expected: "a new key id", got: "'\(key.id)' (already exists)")
+                throw RuleError.keyExists(key.id)
             }
             try db.execute(
                 sql: "INSERT INTO api_keys (id, hash, role, user_id, label, created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -61,7 +59,7 @@ extension Store {
 
     /// The key whose secret hashes to `hash`, revoked or not; `nil` when there is none.
     public func key(hash: String) throws -> APIKeyRecord? {
-        try writer.read { db in
+        try database.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM api_keys WHERE hash = ?", arguments: [hash]).map(Self.keyRecord)
         }
     }
@@ -69,7 +67,7 @@ extension Store {
     /// Every key's id and whether it is revoked, in one query: for a cache of looked-up keys to
     /// revalidate all its entries at once.
     public func keyRevocations() throws -> [String: Bool] {
-        try writer.read { db in
+        try database.read { db in
             var out: [String: Bool] = [:]
             let rows = try Row.fetchCursor(db, sql: "SELECT id, revoked_at IS NOT NULL FROM api_keys")
             while let r = try rows.next() { out[r[0]] = r[1] }
@@ -79,7 +77,7 @@ extension Store {
 
     /// All keys, by creation time then id (hashes included, secrets never stored).
     public func keys() throws -> [APIKeyRecord] {
-        try writer.read { db in
+        try database.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM api_keys ORDER BY created_at, id").map(Self.keyRecord)
         }
     }
@@ -88,7 +86,7 @@ extension Store {
     /// - Returns: false when there is no such key or it was already revoked.
     @discardableResult
     public func revokeKey(id: String, at: Date) throws -> Bool {
-        try writer.write { db in
+        try database.write { db in
             try db.execute(
                 sql: "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
                 arguments: [Timestamp(date: at, offsetSeconds: 0).rfc3339, id])

@@ -32,11 +32,12 @@ extension Store {
     /// replaced by `entries` (the library as it is now).
     ///
     /// - Returns: how many tracks were upserted and how many library rows written.
-    /// - Throws: ``InputError`` for an unknown user or an entry whose track is neither in `tracks` nor in the catalog.
+    /// - Throws: ``RuleError/unknownUser(_:)`` for an unknown user; a database error for an entry whose track is neither in `tracks` nor in the catalog.
     @discardableResult
     public func importLibrary(user: String, service: String = "spotify", tracks: [Track], entries: [LibraryEntry], at: Date) throws -> (tracks: Int, entries: Int) {
-        try writer.write { db in
-            guard try Self.userExists(db, user) else { throw InputError(path: "user", expected: "a known user", got: "'\(user)'") }
+        defer { catalogIndex.clear() }
+        return try database.write { db in
+            guard try Self.userExists(db, user) else { throw RuleError.unknownUser(user) }
             let n = try Self.upsertTracksKeepingFeatures(db, tracks)
             try db.execute(sql: "DELETE FROM library_tracks WHERE user_id = ? AND service = ?", arguments: [user, service])
             let stmt = try db.cachedStatement(sql: """
@@ -54,7 +55,7 @@ extension Store {
 
     /// A user's library: entries in list order (saved, top, playlist), then rank.
     public func library(user: String, service: String = "spotify") throws -> [LibraryEntry] {
-        try writer.read { db in
+        try database.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT track_id, list, rank, added_at FROM library_tracks WHERE user_id = ? AND service = ?
                 ORDER BY CASE list WHEN 'saved' THEN 0 WHEN 'top' THEN 1 ELSE 2 END, rank
@@ -71,7 +72,8 @@ extension Store {
     /// kept where the new row lacks them.
     @discardableResult
     public func upsertTracksKeepingFeatures(_ tracks: [Track]) throws -> Int {
-        try writer.write { db in try Self.upsertTracksKeepingFeatures(db, tracks) }
+        defer { catalogIndex.clear() }
+        return try database.write { db in try Self.upsertTracksKeepingFeatures(db, tracks) }
     }
 
     static func upsertTracksKeepingFeatures(_ db: Database, _ tracks: [Track]) throws -> Int {

@@ -6,11 +6,11 @@ import SoundtrackContext
 import SoundtrackEngine
 
 extension Store {
-    /// Loads everything the engine knows about a user.
-    /// - Throws: ``InputError`` (`user`) when there is no such user.
-    static func loadState(_ db: Database, user: String, defaults: [Float]) throws -> UserState {
+    /// Loads everything the engine knows about a user; `nil` when there is no such user.
+    /// - Throws: ``StoreError`` for a row the engine cannot read, database errors.
+    static func loadState(_ db: Database, user: String, defaults: [Float]) throws -> UserState? {
         guard let u = try Row.fetchOne(db.cachedStatement(sql: "SELECT pick_counter, next_bin_number FROM users WHERE id = ?"), arguments: [user]) else {
-            throw InputError(path: "user", expected: "a known user (add one with `soundtrack users add`)", got: "'\(user)'")
+            return nil
         }
         var bins: [Bin] = []
         let binRows = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM bins WHERE user_id = ? ORDER BY number"), arguments: [user])
@@ -43,10 +43,10 @@ extension Store {
         if let s = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM sessions WHERE user_id = ?"), arguments: [user]) {
             session.currentBin = s["current_bin"]
             session.dislikeStreak = s["dislike_streak"]
-            session.avoided = Self.decodeInts(s["avoided"])
+            session.avoided = try Self.decodeInts(s["avoided"], user: user)
             session.switchedTo = s["switched_to"]
             session.lastAt = (s["last_at"] as Double?).map { Date(timeIntervalSince1970: $0) }
-            recent = Self.decodeStrings(s["recent_tracks"])
+            recent = try Self.decodeStrings(s["recent_tracks"], user: user)
         }
         return UserState(
             user: user, bins: bins, weights: weights, places: PlaceBook(places: places), session: session,
@@ -188,14 +188,8 @@ extension Store {
         try stmt.execute()
     }
 
-    /// Inserts a feedback row: what the event did (`outcome`), its `applied_seq`, and the event's
-    /// snapshot when the user keeps raw snapshots. The one feedback INSERT of every write path.
-    static func insertFeedback(_ db: Database, _ e: FeedbackEvent, outcome: FeedbackOutcome, seq: Int64, keepSnapshot: Bool) throws {
-        try insertFeedback(feedbackInsert(db), e, outcome: outcome, seq: seq, keepSnapshot: keepSnapshot)
-    }
-
-    /// The statement ``insertFeedback(_:_:outcome:seq:keepSnapshot:)`` runs, for a writer that
-    /// inserts many rows with one statement (looked up in the cache once, not once a row).
+    /// The statement ``insertFeedback(_:_:outcome:seq:keepSnapshot:)`` runs (looked up in the
+    /// statement cache once per transaction, not once a row).
     static func feedbackInsert(_ db: Database) throws -> RawStatement {
         try RawStatement(db, cached: """
             INSERT INTO feedback (id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
@@ -203,7 +197,9 @@ extension Store {
             """)
     }
 
-    /// Inserts a feedback row with the statement of ``feedbackInsert(_:)``.
+    /// Inserts a feedback row, with the statement of ``feedbackInsert(_:)``: what the event did
+    /// (`outcome`), its `applied_seq`, and the event's snapshot when the user keeps raw snapshots.
+    /// The one feedback INSERT of every write path.
     static func insertFeedback(_ stmt: RawStatement, _ e: FeedbackEvent, outcome: FeedbackOutcome, seq: Int64, keepSnapshot: Bool) throws {
         try stmt.bind(1, e.id)
         try stmt.bind(2, e.user)
@@ -219,8 +215,10 @@ extension Store {
         try stmt.execute()
     }
 
-    static func loadPick(_ db: Database, id: String, user: String) throws -> PickRecord? {
-        guard let r = try Row.fetchOne(db, sql: "SELECT * FROM picks WHERE id = ? AND user_id = ?", arguments: [id, user]) else {
+    /// A committed pick by id, of whatever user; `nil` when there is none.
+    /// - Throws: ``StoreError/corruptPick(id:)`` for a ranking that does not read, database errors.
+    static func loadPick(_ db: Database, id: String) throws -> PickRecord? {
+        guard let r = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM picks WHERE id = ?"), arguments: [id]) else {
             return nil
         }
         var ranking: [RankedBin] = []
@@ -229,15 +227,15 @@ extension Store {
             ranking = data.withUnsafeBytes { VectorCoding.decodeRanking($0) }
         case .string(let text):
             // Written before rankings were stored as BLOBs: [[bin, score], …].
-            if case let .array(items)? = try? JSONParser.parse(text) {
-                for case let .array(pair) in items where pair.count == 2 {
-                    if case let .number(b) = pair[0], case let .number(s) = pair[1] {
-                        ranking.append(RankedBin(bin: Int(b), score: Float(s)))
-                    }
+            guard case let .array(items)? = try? JSONParser.parse(text) else { throw StoreError.corruptPick(id: id) }
+            for item in items {
+                guard case let .array(pair) = item, pair.count == 2, case let .number(b) = pair[0], case let .number(s) = pair[1] else {
+                    throw StoreError.corruptPick(id: id)
                 }
+                ranking.append(RankedBin(bin: Int(b), score: Float(s)))
             }
         default:
-            break
+            throw StoreError.corruptPick(id: id)
         }
         return PickRecord(
             pickId: r["id"], user: r["user_id"], at: Date(timeIntervalSince1970: r["at"]), binNumber: r["bin_number"],
@@ -269,23 +267,37 @@ extension Store {
         return out
     }
 
-    static func decodeInts(_ s: String) -> [Int] {
-        guard case let .array(items)? = try? JSONParser.parse(s) else { return [] }
-        return items.compactMap { if case let .number(n) = $0 { return Int(n) } else { return nil } }
+    /// The session's `avoided` bins from their JSON text.
+    /// - Throws: ``StoreError/corruptSession(user:column:)`` when the text is not an array of integers.
+    static func decodeInts(_ s: String, user: String) throws(StoreError) -> [Int] {
+        guard case let .array(items)? = try? JSONParser.parse(s) else { throw .corruptSession(user: user, column: "avoided") }
+        return try items.map { v throws(StoreError) in
+            guard case let .number(n) = v, n == n.rounded(), abs(n) < 1e15 else { throw .corruptSession(user: user, column: "avoided") }
+            return Int(n)
+        }
     }
 
-    static func decodeStrings(_ s: String) -> [String] {
-        guard case let .array(items)? = try? JSONParser.parse(s) else { return [] }
-        return items.compactMap { if case let .string(x) = $0 { return x } else { return nil } }
+    /// The session's recent tracks from their JSON text.
+    /// - Throws: ``StoreError/corruptSession(user:column:)`` when the text is not an array of strings.
+    static func decodeStrings(_ s: String, user: String) throws(StoreError) -> [String] {
+        guard case let .array(items)? = try? JSONParser.parse(s) else { throw .corruptSession(user: user, column: "recent_tracks") }
+        return try items.map { v throws(StoreError) in
+            guard case let .string(x) = v else { throw .corruptSession(user: user, column: "recent_tracks") }
+            return x
+        }
     }
 }
 
 /// Failures of the store that are not bad input.
-public enum StoreError: Error, CustomStringConvertible, Sendable {
+public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     /// A stored vector was written with another feature layout.
     case layoutMismatch(table: String, found: Int, expected: Int)
     /// A stored value is not what the column must hold (a row edited outside the engine).
     case corrupt(table: String, column: String, row: Int64, expected: String)
+    /// A user's session row holds a list that does not read (a row edited outside the engine).
+    case corruptSession(user: String, column: String)
+    /// A pick's ranking does not read (a row edited outside the engine).
+    case corruptPick(id: String)
 
     public var description: String {
         switch self {
@@ -293,6 +305,10 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
             return "\(table): stored feature layout v\(found), this engine reads v\(expected) (a migration is needed)"
         case let .corrupt(table, column, row, expected):
             return "\(table).\(column) of row \(row): expected \(expected)"
+        case let .corruptPick(id):
+            return "picks.ranking of pick '\(id)': expected the bins in score order"
+        case let .corruptSession(user, column):
+            return "sessions.\(column) of user '\(user)': expected a JSON array of \(column == "avoided" ? "bin numbers" : "track ids")"
         }
     }
 }
@@ -310,29 +326,5 @@ extension Store {
         }
         guard ok else { throw SongListCoding.unreadable(bin: bin) }
         return songs
-    }
-}
-
-extension Store {
-    /// Writes a whole user state (every bin, membership, weight, place and the session), creating
-    /// the user if needed: for benchmarks and imports that build a state in memory.
-    public func saveWholeState(_ state: UserState, at: Date) throws {
-        var state = state
-        for b in state.bins {
-            state.changes.bins.insert(b.number)
-            state.changes.songs.insert(b.number)
-        }
-        state.changes.weights = true
-        state.changes.places = true
-        state.changes.counters = true
-        try writer.write { db in
-            if try !Self.userExists(db, state.user) {
-                try db.execute(
-                    sql: "INSERT INTO users (id, created_at) VALUES (?, ?)",
-                    arguments: [state.user, Timestamp(date: at, offsetSeconds: 0).rfc3339])
-                try db.execute(sql: "INSERT INTO user_settings (user_id) VALUES (?)", arguments: [state.user])
-            }
-            try Self.saveState(db, &state)
-        }
     }
 }

@@ -6,13 +6,16 @@ import SoundtrackEngine
 
 /// Soundtrack's SQLite database: the one place that writes SQL.
 ///
-/// A file database runs in WAL mode with foreign keys on; every method that changes data owns
-/// its transaction. Open one with ``init(path:durable:)`` or ``inMemory()`` for tests.
+/// A file database runs in WAL mode with foreign keys on; every method owns its transaction (a
+/// caller never sees a connection). Open one with ``init(path:durable:)`` or ``inMemory()`` for tests.
 public final class Store: Sendable {
-    /// The GRDB writer (a `DatabasePool` for files, a `DatabaseQueue` in memory).
-    public let writer: any DatabaseWriter
+    /// The database connections (a `DatabasePool` for files, a `DatabaseQueue` in memory): only
+    /// the store's own methods use them, each in a transaction of its own.
+    let database: any DatabaseWriter
     /// The file path, or `nil` for an in-memory database.
     public let path: String?
+    /// The catalog's similarity index for ``updateUser(_:defaults:_:)``, kept until the catalog changes.
+    let catalogIndex = IndexCache()
 
     /// Opens (creating if needed) and migrates the database at `path`.
     /// - Parameter durable: `synchronous=FULL` (every commit reaches the disk) when true, `NORMAL` otherwise.
@@ -25,13 +28,13 @@ public final class Store: Sendable {
         }
         let pool = try DatabasePool(path: path, configuration: config)
         try Schema.migrator.migrate(pool)
-        writer = pool
+        database = pool
         self.path = path
     }
 
-    private init(writer: any DatabaseWriter) throws {
-        try Schema.migrator.migrate(writer)
-        self.writer = writer
+    private init(queue: DatabaseQueue) throws {
+        try Schema.migrator.migrate(queue)
+        database = queue
         path = nil
     }
 
@@ -39,7 +42,7 @@ public final class Store: Sendable {
     public static func inMemory() throws -> Store {
         var config = Configuration()
         config.foreignKeysEnabled = true
-        return try Store(writer: DatabaseQueue(configuration: config))
+        return try Store(queue: DatabaseQueue(configuration: config))
     }
 
     // MARK: - Users
@@ -56,39 +59,21 @@ public final class Store: Sendable {
         public var picks: Int
     }
 
-    /// Adds a user. The email is stored only as a SHA-256 hash of its trimmed, lower-cased form.
-    /// - Throws: ``InputError`` for an existing id or values out of range.
-    public func addUser(id: String, email: String? = nil, age: Int? = nil, region: String? = nil, at: Date) throws {
-        guard !id.isEmpty, id.count <= 128, !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw InputError(path: "id", expected: "a user id of 1 to 128 characters without control characters", got: "'\(id)'")
-        }
-        if let age, !(13...120).contains(age) {
-            throw InputError(path: "age", expected: "an age in 13...120", got: "\(age)")
-        }
-        if let region, region.isEmpty || region.count > 64 {
-            throw InputError(path: "region", expected: "a region of 1 to 64 characters", got: "'\(region)'")
-        }
-        let hash = try email.map { e throws(InputError) -> String in
-            let norm = e.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
-            guard norm.contains("@"), norm.count <= 254 else {
-                throw InputError(path: "email", expected: "an email address", got: "'\(e)'")
-            }
-            return Hashing.sha256Hex(norm)
-        }
-        try writer.write { db in
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE id = ?", arguments: [id]) == true {
-                throw InputError(path: "id", expected: "a new user id", got: "'\(id)' (already exists)")
-            }
+    /// Adds a user. The email is stored only as a SHA-256 hash of its normalised form.
+    /// - Throws: ``RuleError/userExists(_:)`` for an id in use.
+    public func addUser(_ user: NewUser, at: Date) throws {
+        try database.write { db in
+            if try Self.userExists(db, user.id) { throw RuleError.userExists(user.id) }
             try db.execute(
                 sql: "INSERT INTO users (id, email_hash, age, region, created_at) VALUES (?, ?, ?, ?, ?)",
-                arguments: [id, hash, age, region, Timestamp(date: at, offsetSeconds: 0).rfc3339])
-            try db.execute(sql: "INSERT INTO user_settings (user_id) VALUES (?)", arguments: [id])
+                arguments: [user.id, user.email.map(Hashing.sha256Hex), user.age, user.region, Timestamp(date: at, offsetSeconds: 0).rfc3339])
+            try db.execute(sql: "INSERT INTO user_settings (user_id) VALUES (?)", arguments: [user.id])
         }
     }
 
     /// Whether a user exists.
     public func userExists(_ id: String) throws -> Bool {
-        try writer.read { db in try Self.userExists(db, id) }
+        try database.read { db in try Self.userExists(db, id) }
     }
 
     static func userExists(_ db: Database, _ id: String) throws -> Bool {
@@ -97,12 +82,12 @@ public final class Store: Sendable {
 
     /// All users, by id.
     public func users() throws -> [UserSummary] {
-        try writer.read { db in try Self.summaries(db, whereId: nil) }
+        try database.read { db in try Self.summaries(db, whereId: nil) }
     }
 
     /// One user, or `nil`.
     public func user(_ id: String) throws -> UserSummary? {
-        try writer.read { db in try Self.summaries(db, whereId: id).first }
+        try database.read { db in try Self.summaries(db, whereId: id).first }
     }
 
     private static func summaries(_ db: Database, whereId: String?) throws -> [UserSummary] {
@@ -126,15 +111,15 @@ public final class Store: Sendable {
     /// - Returns: false when there was no such user.
     @discardableResult
     public func forget(user id: String) throws -> Bool {
-        try writer.write { db in
+        try database.write { db in
             try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
             return db.changesCount > 0
         }
     }
 
     /// Row counts of every table that holds a user's data, for checks that `forget` removed all.
-    public func rowCounts(user id: String) throws -> [String: Int] {
-        try writer.read { db in
+    func rowCounts(user id: String) throws -> [String: Int] {
+        try database.read { db in
             var out: [String: Int] = [:]
             for t in ["users:id", "user_settings:user_id", "bins:user_id", "weights:user_id", "places:user_id",
                       "sessions:user_id", "picks:user_id", "feedback:user_id",
@@ -150,7 +135,7 @@ public final class Store: Sendable {
     /// Runs SQLite's integrity and foreign-key checks and checks every bin's song list; returns the
     /// problems found (empty when sound).
     public func check() throws -> [String] {
-        try writer.read { db in
+        try database.read { db in
             var problems = try String.fetchAll(db, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
             let fk = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check")
             problems += fk.map { "foreign key: \($0)" }

@@ -47,7 +47,7 @@ struct BatchCommand: ParsableCommand {
         options.top = top
         let runner = try BatchRunner(service: service, options: options)
         keepUntilExit(runner)  // its users' states: the process exits without freeing them one by one
-        let out = try ByteWriter(output)
+        let out = try OutputFile(output)
         let sink = try ErrorSink(path: errors)
         let bar = Progress(total: reader.size, unit: "snapshots")
         let summary = try runner.run(

@@ -3,6 +3,7 @@ import Foundation
 import SoundtrackApp
 import SoundtrackCatalog
 import SoundtrackEngine
+import SoundtrackRules
 import SoundtrackStore
 
 /// A temporary benchmark population: a database of many users with many bins, built once.

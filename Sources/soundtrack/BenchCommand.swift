@@ -4,6 +4,7 @@ import SoundtrackApp
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
+import SoundtrackRules
 import SoundtrackStore
 
 struct BenchCommand: ParsableCommand {

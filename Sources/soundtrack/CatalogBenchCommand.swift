@@ -4,7 +4,7 @@ import SoundtrackApp
 import SoundtrackCatalog
 import SoundtrackStore
 
-/// `soundtrack catalog synth`: writes a deterministic synthetic catalog (CSV of FORMATS.md).
+/// `soundtrack catalog synth`: writes a deterministic synthetic catalog (CSV of docs/formats.md).
 struct CatalogSynthCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "synth",

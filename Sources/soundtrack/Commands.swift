@@ -6,9 +6,10 @@ import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackProviders
+import SoundtrackRules
 import SoundtrackStore
 
-struct PickCommand: ParsableCommand {
+struct PickCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pick", abstract: "Pick a track for a sensor snapshot (JSON) and print the pick as JSON.")
 
@@ -24,7 +25,7 @@ struct PickCommand: ParsableCommand {
         guard (1...100).contains(top) else { throw ValidationError("--top must be in 1...100, got \(top)") }
     }
 
-    func run() throws {
+    func run() async throws {
         let data = try readInput(input)
         var snapshot = try Snapshot.decode(data, strict: strict)
         let config = enrich ? try store.configuration() : nil
@@ -34,8 +35,7 @@ struct PickCommand: ParsableCommand {
             let enricher = ProviderImports.enricher(
                 ProviderSet(configuration: config, logger: Logger(label: "soundtrack.providers")), store: service.store,
                 lookaheadHours: config.calendar.lookaheadHours)
-            let original = snapshot
-            (snapshot, report) = try runBlocking { await enricher.enrich(original) }
+            (snapshot, report) = await enricher.enrich(snapshot)
         }
         let pick = try service.pick(snapshot, top: top, learn: !readOnly)
         print(EnrichmentEntry.annotate(pick.json(includeRanked: top > 1), with: report).serialized())
@@ -58,8 +58,8 @@ struct FeedbackCommand: ParsableCommand {
         let service = try store.open()
         if let single = try? JSONParser.parse(data) {
             let event = try FeedbackEvent(json: single, strict: strict)
-            let result = try service.feedback(event)
-            if !quiet { print(Self.describe(event, result).serialized()) }
+            let verdict = try service.feedback(event)
+            if !quiet { print(verdict.json(eventId: event.id).serialized()) }
             return
         }
         let records = jsonLines(data)
@@ -70,25 +70,23 @@ struct FeedbackCommand: ParsableCommand {
         }
         var applied = 0, duplicates = 0, rejected = 0
         for (line, bytes) in records {
+            let error: LineError
             do {
                 let event = try FeedbackEvent.decode(bytes, strict: strict)
-                let result = try service.feedback(event)
-                if case .duplicate = result { duplicates += 1 } else { applied += 1 }
-                if !quiet { print(Self.describe(event, result).serialized()) }
+                let verdict = try service.feedback(event)
+                if case .duplicate = verdict { duplicates += 1 } else { applied += 1 }
+                if !quiet { print(verdict.json(eventId: event.id).serialized()) }
+                continue
             } catch let e as InputError {
-                rejected += 1
-                stderr("error: \(e.at(line: line).description)")
+                error = LineError(line: line, e)
+            } catch let e as RuleError {
+                error = LineError(line: line, e)
             }
+            rejected += 1
+            stderr("error: \(error.description)")
         }
         stderr("feedback: \(applied) applied, \(duplicates) duplicates skipped, \(rejected) rejected")
         if rejected > 0 { throw BadInputExit() }
-    }
-
-    static func describe(_ e: FeedbackEvent, _ r: SoundtrackService.FeedbackResult) -> JSONValue {
-        switch r {
-        case .duplicate: return FeedbackOutcome.duplicateJSON(eventId: e.id)
-        case let .applied(o): return o.json(eventId: e.id)
-        }
     }
 }
 
@@ -124,8 +122,8 @@ struct UsersCommand: ParsableCommand {
         @Option(help: "Region, for example DE or US-CA.") var region: String?
 
         func run() throws {
-            let service = try store.open()
-            try service.store.addUser(id: id, email: email, age: age, region: region, at: Date())
+            let user = try NewUser(id: id, email: email, age: age, region: region)
+            try store.open().addUser(user, at: Date())
             print("added user \(id)")
         }
     }
@@ -154,10 +152,7 @@ struct UsersCommand: ParsableCommand {
         @Argument(help: "The user id.") var id: String
 
         func run() throws {
-            guard let u = try store.open().store.user(id) else {
-                throw InputError(path: "user", expected: "a known user", got: "'\(id)'")
-            }
-            print(UsersCommand.json(u).serialized())
+            print(UsersCommand.json(try store.open().user(id)).serialized())
         }
     }
 
@@ -167,9 +162,7 @@ struct UsersCommand: ParsableCommand {
         @Argument(help: "The user id.") var id: String
 
         func run() throws {
-            guard try store.open().store.forget(user: id) else {
-                throw InputError(path: "user", expected: "a known user", got: "'\(id)'")
-            }
+            try store.open().forget(user: id)
             print("forgot user \(id)")
         }
     }
@@ -203,7 +196,7 @@ struct CatalogCommand: ParsableCommand {
         func run() throws {
             let index = CatalogIndex(tracks: try store.open().store.allTracks())
             guard let row = index.row(of: track) else {
-                throw InputError(path: "track", expected: "a track id of the catalog", got: "'\(track)'")
+                throw RuleError.unknownTrack(track, field: "track")
             }
             let found = index.similar(toTrack: row, k: k)
             if json {
@@ -227,7 +220,7 @@ struct CatalogCommand: ParsableCommand {
 
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Import a catalog (CSV or JSON Lines of FORMATS.md); tracks are upserted by track_id.",
+            abstract: "Import a catalog (CSV or JSON Lines, see docs/formats.md); tracks are upserted by track_id.",
             discussion: "Bad rows are reported with their line numbers and skipped; the exit status is then 2.")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The catalog file (.csv, .jsonl).") var file: String
@@ -246,7 +239,7 @@ struct CatalogCommand: ParsableCommand {
             guard FileManager.default.isReadableFile(atPath: file) else {
                 throw InputError(path: "", expected: "a readable catalog file", got: "'\(file)'")
             }
-            let report = try Bootstrap.importCatalog(url, format: fmt, into: service.store)
+            let report = try service.store.importCatalog(url, format: fmt)
             for e in report.rejected.prefix(50) { stderr("error: \(e.description)") }
             if report.rejectedCount > 50 { stderr("… and \(report.rejectedCount - 50) more rejected rows") }
             print("imported \(report.accepted) tracks, rejected \(report.rejectedCount) (catalog now \(try service.store.trackCount()) tracks)")
@@ -272,7 +265,7 @@ struct DemoCommand: ParsableCommand {
 
     func run() throws {
         let service = try store.open()
-        print("Soundtrack demo: \(days) day\(days == 1 ? "" : "s") in the life of ‘\(user)’ (database \(store.path), seed \(store.seed))")
+        print("Soundtrack demo: \(days) day\(days == 1 ? "" : "s") in the life of ‘\(user)’ (database \(try store.path()), seed \(store.seed))")
         let report = try DemoRunner(service: service, user: user, seed: store.seed, days: days).run()
         for line in report.lines { print(line) }
         if let log {

@@ -52,7 +52,8 @@ struct ImportSpotify: ParsableCommand {
         }
         let service = try store.open()
         if !createUser, try !service.store.userExists(user) {
-            throw InputError(path: "user", expected: "a known user (add one with `soundtrack users add`, or pass --create-user)", got: "'\(user)'")
+            stderr("(pass --create-user to create the user)")
+            throw RuleError.unknownUser(user)
         }
         let (items, tracks) = SpotifyHistory.events(user: user, plays: plays)
         let added = try service.store.insertMissingTracks(tracks)

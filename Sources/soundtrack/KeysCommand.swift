@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SoundtrackContext
+import SoundtrackRules
 import SoundtrackServer
 import SoundtrackStore
 
@@ -44,7 +45,7 @@ struct KeysCommand: ParsableCommand {
             var out = ""
             for id in ids {
                 if addUsers, try !service.store.userExists(id) {
-                    try service.store.addUser(id: id, at: Date())
+                    try service.addUser(NewUser(id: id), at: Date())
                 }
                 let (secret, record) = APIKeys.generate(role: .user, user: id, label: label, at: Date(), using: &rng)
                 try service.store.insertKey(record)

@@ -33,51 +33,87 @@ struct BadInputExit: Error {}
 
 @main
 struct Entry {
-    static func main() {
+    static func main() async {
         // SQLite's allocation statistics take a global lock around every allocation; nothing here reads them.
         _ = soundtrack_sqlite_without_memstatus()
         let status: Int32
         do {
             var command = try Soundtrack.parseAsRoot()
-            try command.run()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
             status = Exit.ok
-        } catch let e as InputError {
-            FileHandle.standardError.write(Data("error: \(e.description)\n".utf8))
-            status = Exit.badInput
-        } catch is BadInputExit {
-            status = Exit.badInput
-        } catch let e as CleanExit {
+        } catch {
+            status = report(error)
+        }
+        exit(status)
+    }
+
+    /// Reports an error on standard error (or prints help) and returns the exit status: the CLI's
+    /// one table from errors to statuses.
+    ///
+    /// | error | status |
+    /// | --- | --- |
+    /// | ``InputError`` (malformed or invalid input) | 2 |
+    /// | ``RuleError``: an unknown user, an id in use, an event out of time order, an unknown track or pick | 2 |
+    /// | bad records already reported (`BadInputExit`), usage errors | 2 |
+    /// | `--help`, `--version` | 0 |
+    /// | anything else (database, file system, network) | 1 |
+    static func report(_ error: any Error) -> Int32 {
+        switch error {
+        case let e as InputError:
+            stderr("error: \(e.description)")
+            return Exit.badInput
+        case let e as RuleError:
+            stderr("error: \(e.description)")
+            return status(for: e)
+        case is BadInputExit:
+            return Exit.badInput
+        case let e as CleanExit:
             // --help, --version
             print(Soundtrack.fullMessage(for: e))
-            status = Exit.ok
-        } catch let e as ExitCode {
-            status = e.rawValue
-        } catch {
+            return Exit.ok
+        case let e as ExitCode:
+            return e.rawValue
+        default:
             let code = Soundtrack.exitCode(for: error)
             if code == .success {
                 // --help and --version arrive as errors with a success code.
                 print(Soundtrack.fullMessage(for: error))
-                status = Exit.ok
-            } else if code == .validationFailure || code.rawValue == 64 {
-                // Usage errors from argument parsing: the parser's message with usage, exit 2.
-                FileHandle.standardError.write(Data((Soundtrack.fullMessage(for: error) + "\n").utf8))
-                status = Exit.badInput
-            } else {
-                // Anything else is a runtime failure: one line, no internals beyond the error's own text.
-                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-                status = Exit.failure
+                return Exit.ok
             }
+            if code == .validationFailure || code.rawValue == 64 {
+                // Usage errors from argument parsing: the parser's message with usage, exit 2.
+                stderr(Soundtrack.fullMessage(for: error))
+                return Exit.badInput
+            }
+            // Anything else is a runtime failure: one line, no internals beyond the error's own text.
+            stderr("error: \(error)")
+            return Exit.failure
         }
-        exit(status)
+    }
+
+    /// The exit status of an input the rules refuse: bad input, whatever the rule.
+    static func status(for error: RuleError) -> Int32 {
+        switch error {
+        case .unknownUser, .userExists, .keyExists, .eventIdTaken, .outOfOrder, .unknownTrack, .unknownPick, .pickOfAnotherUser,
+            .pickBinGone, .noContext:
+            Exit.badInput
+        }
     }
 }
 
-struct Soundtrack: ParsableCommand {
+struct Soundtrack: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "soundtrack",
         abstract: "Context-aware music recommendations: sensor snapshots in, tracks out, feedback learned.",
         discussion: "Exit status: 0 ok, 1 runtime failure, 2 bad input or usage.",
         version: "0.1.0",
-        subcommands: [PickCommand.self, OnboardCommand.self, FeedbackCommand.self, BinsCommand.self, UsersCommand.self, CatalogCommand.self, BatchCommand.self, ReplayCommand.self, SimulateCommand.self, EvalCommand.self, FitCommand.self, DemoCommand.self, BenchCommand.self, ServeCommand.self, KeysCommand.self, ConfigCommand.self, ImportCommand.self]
+        subcommands: [
+            PickCommand.self, OnboardCommand.self, FeedbackCommand.self, BinsCommand.self, UsersCommand.self, CatalogCommand.self, BatchCommand.self, ReplayCommand.self,
+            SimulateCommand.self, EvalCommand.self, FitCommand.self, DemoCommand.self, BenchCommand.self, ServeCommand.self, KeysCommand.self, ConfigCommand.self, ImportCommand.self
+        ]
     )
 }

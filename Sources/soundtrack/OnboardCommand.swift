@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SoundtrackApp
 import SoundtrackContext
+import SoundtrackRules
 import SoundtrackStore
 
 /// `soundtrack onboard`: a new user's first bin from one song and the current snapshot.
@@ -36,7 +37,7 @@ struct OnboardCommand: ParsableCommand {
         }
         let service = try store.open()
         if try !service.store.userExists(user) {
-            try service.store.addUser(id: user, at: snap.at.date)
+            try service.addUser(NewUser(id: user), at: snap.at.date)
             stderr("created user \(user)")
         } else if library == nil {
             // The library imported by `import spotify-library`, when there is one.

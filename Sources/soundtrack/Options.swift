@@ -1,11 +1,12 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import Logging
 import Synchronization
 import SoundtrackApp
 import SoundtrackContext
+import SoundtrackEngine
 import SoundtrackProviders
+import SoundtrackRules
 import SoundtrackStore
 
 /// Options every command that opens the database shares.
@@ -25,8 +26,13 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "The configuration file (default: $SOUNDTRACK_CONFIG, else ./soundtrack.json when it exists; see docs/configuration.md).")
     var config: String?
 
-    var path: String {
-        db ?? ProcessInfo.processInfo.environment["SOUNDTRACK_DB"] ?? (try? configuration())?.databasePath ?? "soundtrack.sqlite"
+    /// The database file: `--db`, else `$SOUNDTRACK_DB`, else the configuration file's `database.path`,
+    /// else `./soundtrack.sqlite`.
+    /// - Throws: a configuration file that does not read (it is not skipped silently).
+    func path() throws -> String {
+        if let db { return db }
+        if let env = ProcessInfo.processInfo.environment["SOUNDTRACK_DB"] { return env }
+        return try configuration().databasePath ?? "soundtrack.sqlite"
     }
 
     /// The configuration file's path: `--config`, else `$SOUNDTRACK_CONFIG`, else `./soundtrack.json` if it exists.
@@ -56,6 +62,7 @@ struct StoreOptions: ParsableArguments {
             h.logLevel = level
             return h
         }
+        let path = try path()
         let (service, imported) = try Bootstrap.open(
             path: path, models: m, seed: seed, catalogCandidates: loadBundledCatalog ? candidates : nil, durable: durable,
             logger: Logger(label: "soundtrack"))
@@ -167,18 +174,4 @@ enum ConfigLoader {
             throw e
         }
     }
-}
-
-/// Runs async work from a synchronous command and returns its result.
-func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let box = Mutex<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        let r: Result<T, any Error>
-        do { r = .success(try await body()) } catch { r = .failure(error) }
-        box.withLock { $0 = r }
-        done.signal()
-    }
-    done.wait()
-    return try box.withLock { $0! }.get()
 }

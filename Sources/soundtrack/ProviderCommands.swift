@@ -64,7 +64,7 @@ struct ImportICSCommand: ParsableCommand {
 }
 
 /// `soundtrack import spotify-library --user U`.
-struct ImportSpotifyLibraryCommand: ParsableCommand {
+struct ImportSpotifyLibraryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "spotify-library",
         abstract: "Import a user's Spotify library (saved tracks, top tracks, the playlists the user created) into the catalog and the user's library.",
@@ -73,16 +73,14 @@ struct ImportSpotifyLibraryCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
     @Option(help: "The user.") var user: String
 
-    func run() throws {
+    func run() async throws {
         let config = try store.configuration()
         let service = try store.open()
         let providers = ProviderSet(configuration: config, logger: Logger(label: "soundtrack.providers"))
         guard let spotify = providers.spotify, spotify.userTokens != nil else {
             throw ValidationError("a Spotify user token is needed: set SOUNDTRACK_SPOTIFY_REFRESH_TOKEN (with providers.spotify.client_id and SOUNDTRACK_SPOTIFY_CLIENT_SECRET) or SOUNDTRACK_SPOTIFY_ACCESS_TOKEN")
         }
-        let user = self.user
-        let s = service.store
-        let r = try runBlocking { try await ProviderImports.importSpotifyLibrary(spotify, user: user, store: s, now: Date()) }
+        let r = try await ProviderImports.importSpotifyLibrary(spotify, user: user, store: service.store, now: Date())
         print("imported the Spotify library of \(r.spotifyUser) for \(user): \(r.tracks) tracks (\(r.saved) saved, \(r.top) top, \(r.playlistTracks) in \(r.ownPlaylists) own playlists; \(r.skippedPlaylists) followed playlists skipped)")
     }
 }

@@ -1,13 +1,11 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import Logging
-import Synchronization
 import SoundtrackApp
 import SoundtrackProviders
 import SoundtrackServer
 
-struct ServeCommand: ParsableCommand {
+struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the HTTP service (JSON API, API keys, Prometheus metrics) until SIGTERM or SIGINT.",
@@ -40,7 +38,7 @@ struct ServeCommand: ParsableCommand {
         if let pickCommitMs, !(0...10_000).contains(pickCommitMs) { throw ValidationError("--pick-commit-ms must be in 0...10000") }
     }
 
-    func run() throws {
+    func run() async throws {
         let env = ProcessInfo.processInfo.environment
         // Options, then the environment, then the configuration file's `server` section, then defaults.
         let fileConfig = try store.configuration()
@@ -69,18 +67,11 @@ struct ServeCommand: ParsableCommand {
         serveLogger.logLevel = min(store.logLevel, .notice)
         let logger = serveLogger
         let api = try SoundtrackAPI(service: service, configuration: config, logger: logger)
-        let path = store.path
+        let path = try store.path()
         let host = config.host
         let app = api.buildApplication { port in
             logger.notice("soundtrack serve: listening on http://\(host):\(port), database \(path)")
         }
-        let failure = Mutex<(any Error)?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do { try await app.runService() } catch { failure.withLock { $0 = error } }
-            done.signal()
-        }
-        done.wait()
-        if let error = failure.withLock({ $0 }) { throw error }
+        try await app.runService()
     }
 }

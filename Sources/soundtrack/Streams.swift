@@ -42,7 +42,7 @@ final class ChunkReader: @unchecked Sendable {
 }
 
 /// Writing to a file or standard output.
-final class ByteWriter {
+final class OutputFile {
     let fd: Int32
     private let owned: Bool
 
@@ -114,13 +114,13 @@ struct CLIError: Error, CustomStringConvertible {
 
 /// Where rejected records go: a JSON Lines report file (`--errors FILE`), else the first few on standard error.
 final class ErrorSink {
-    private let file: ByteWriter?
+    private let file: OutputFile?
     private(set) var count = 0
     private(set) var lines: [Int] = []
     static let shownOnStderr = 20
 
     init(path: String?) throws {
-        file = try path.map { try ByteWriter($0) }
+        file = try path.map { try OutputFile($0) }
     }
 
     func report(_ e: LineError) throws {

@@ -1,6 +1,7 @@
 import Foundation
 import SoundtrackContext
-import SoundtrackStore
+@testable import SoundtrackStore
+import SoundtrackTestSupport
 import Testing
 
 /// Snapshots and databases shared by the batch, replay and import tests.

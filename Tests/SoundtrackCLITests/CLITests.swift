@@ -1,5 +1,6 @@
 import Foundation
 import SoundtrackContext
+import SoundtrackTestSupport
 import Testing
 
 @Suite("The soundtrack CLI", .serialized)

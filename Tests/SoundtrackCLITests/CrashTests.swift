@@ -2,7 +2,9 @@ import Foundation
 import SoundtrackApp
 import SoundtrackContext
 import SoundtrackEngine
-import SoundtrackStore
+import SoundtrackRules
+@testable import SoundtrackStore
+import SoundtrackTestSupport
 import Testing
 
 @Suite("Durability", .serialized)

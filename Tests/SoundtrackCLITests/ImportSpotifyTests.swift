@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import SoundtrackApp
 import SoundtrackContext
-import SoundtrackStore
+@testable import SoundtrackStore
+import SoundtrackTestSupport
 import Testing
 
 @Suite("Import Spotify")

@@ -63,7 +63,7 @@ import Testing
 
     @Test("A large block is read straight into its buffer, every byte in place")
     func largeBlock() throws {
-        // Past ByteBuffer's huge-page threshold: the buffer is then aligned memory, not malloc's.
+        // Past ByteArena's huge-page threshold: the buffer is then aligned memory, not malloc's.
         var text = ""
         var i = 0
         while text.utf8.count < 6 << 20 {

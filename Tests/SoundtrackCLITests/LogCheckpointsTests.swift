@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 @testable import SoundtrackApp
-import SoundtrackStore
+@testable import SoundtrackStore
 import Testing
 
 @Suite struct LogCheckpointsTests {
@@ -11,13 +11,13 @@ import Testing
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let path = dir.appendingPathComponent("db.sqlite").path
         let store = try Store(path: path)
-        try store.configureWriter(cacheKiB: 4096, autoCheckpoint: false)
-        try store.writer.write { db in try db.execute(sql: "CREATE TABLE t (x BLOB NOT NULL)") }
+        try store.configureWriteConnection(cacheKiB: 4096, autoCheckpoint: false)
+        try store.database.write { db in try db.execute(sql: "CREATE TABLE t (x BLOB NOT NULL)") }
         return (store, path)
     }
 
     static func commit(_ store: Store, rows: Int) throws {
-        try store.writer.write { db in
+        try store.database.write { db in
             for _ in 0..<rows { try db.execute(sql: "INSERT INTO t (x) VALUES (randomblob(4000))") }
         }
     }
@@ -40,11 +40,11 @@ import Testing
         // still runs, and the log would hold all twelve (about 4.8 MB).
         let perCommit = rows * 4096
         #expect(try Self.logBytes(path) < 3 * perCommit)
-        #expect(try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") } == rows * commits)
+        #expect(try store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") } == rows * commits)
         // A last checkpoint copies the whole log, and the database is sound.
         let r = try WALCheckpointer(store: store).checkpoint(.passive)
         #expect(r.copiedFrames == r.logFrames)
-        #expect(try store.writer.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
+        #expect(try store.database.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
     }
 
     @Test("Below the limit, commits do not wait for checkpoints, and nothing committed is lost")
@@ -56,7 +56,7 @@ import Testing
             checkpoints.afterCommit()
         }
         checkpoints.stop()
-        #expect(try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") } == 400)
+        #expect(try store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") } == 400)
         let r = try WALCheckpointer(store: store).checkpoint(.passive)
         #expect(r.copiedFrames == r.logFrames)
     }

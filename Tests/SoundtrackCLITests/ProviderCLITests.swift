@@ -1,4 +1,5 @@
 import Foundation
+import SoundtrackTestSupport
 import Testing
 
 @Suite("config check and the provider imports", .serialized)
@@ -15,7 +16,7 @@ struct ProviderCLITests {
         try Data(#"{"server":{"port":"eighty"}}"#.utf8).write(to: bad)
         let r = try CLI.run(["config", "check", bad.path])
         #expect(r.status == 2)
-        #expect(r.stderr.contains("server.port: expected an integer in 0...65535, got \"eighty\""))
+        #expect(r.stderr.contains("server.port: expected an integer in 0...65535, got a string"))
         try Data(#"{"providers":{"spotify":{"client_secret":"do-not-echo"}}}"#.utf8).write(to: bad)
         let s = try CLI.run(["config", "check", bad.path])
         #expect(s.status == 2 && s.stderr.contains("SOUNDTRACK_SPOTIFY_CLIENT_SECRET") && !s.stderr.contains("do-not-echo"))

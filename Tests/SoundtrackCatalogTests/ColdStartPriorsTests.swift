@@ -199,22 +199,22 @@ struct ColdStartPriorsTests {
 
     @Test func malformedFilesGiveExactErrors() throws {
         try expectError(
-            "contexts[3].signature.motion.runing: expected a feature slot name, got 'motion.runing'",
+            "contexts[3].signature.motion.runing: expected a feature slot name, got \"motion.runing\"",
             replacing: #""motion.automotive": 1"#, with: #""motion.runing": 1"#)
         try expectError(
             "version: expected 1 (the version this build reads), got 2",
             replacing: #""version": 1,"#, with: #""version": 2,"#)
         try expectError(
-            "schema: expected 'soundtrack.priors', got 'soundtrack.prior'",
+            "schema: expected \"soundtrack.priors\", got \"soundtrack.prior\"",
             replacing: #""schema": "soundtrack.priors""#, with: #""schema": "soundtrack.prior""#)
         try expectError(
             "contexts[0].profile.energy: expected a number in 0...1, got 1.5",
             replacing: #""tempo": 150, "energy": 0.85"#, with: #""tempo": 150, "energy": 1.5"#)
         try expectError(
-            "contexts[0].profile.tempo: expected a number in 0...300, got 'fast'",
+            "contexts[0].profile.tempo: expected a number in 0...300, got a string",
             replacing: #""tempo": 150"#, with: #""tempo": "fast""#)
         try expectError(
-            "contexts[0].profile.tempoo: expected one of the fields tempo, energy, valence, danceability, acousticness, instrumentalness, speechiness, loudness, got 'tempoo'",
+            "contexts[0].profile.tempoo: expected one of the fields tempo, energy, valence, danceability, acousticness, instrumentalness, speechiness, loudness, got \"tempoo\"",
             replacing: #""tempo": 150"#, with: #""tempoo": 150"#)
         try expectError(
             "contexts[0].signature.place.gym: expected a number in -1...1, got 2",
@@ -223,10 +223,10 @@ struct ColdStartPriorsTests {
             "contexts[0].name: expected a non-empty string, got nothing",
             replacing: #""name": "workout","#, with: "")
         try expectError(
-            "contexts[1].name: expected a name not used before, got 'workout'",
+            "contexts[1].name: expected a name not used before, got \"workout\"",
             replacing: #""name": "study""#, with: #""name": "workout""#)
         try expectError(
-            "contexts[11].name: expected a non-empty string, got ''",
+            "contexts[11].name: expected a non-empty string, got \"\"",
             replacing: #""name": "default""#, with: #""name": """#)
         try expectError(
             "contexts: expected a context named 'default', got none",
@@ -235,7 +235,7 @@ struct ColdStartPriorsTests {
             "contexts[0].genres[1]: expected a non-empty string, got 3",
             replacing: #""genres": ["edm", "hip hop""#, with: #""genres": ["edm", 3"#)
         try expectError(
-            "contexts[0].genre: expected one of the fields name, description, signature, profile, genres, source, got 'genre'",
+            "contexts[0].genre: expected one of the fields name, description, signature, profile, genres, source, got \"genre\"",
             replacing: #""genres": ["edm""#, with: #""genre": ["edm""#)
         try expectError(
             "contexts[0].signature: expected an object, got an array",
@@ -256,11 +256,11 @@ struct ColdStartPriorsTests {
         #expect(throws: InputError(path: "contexts", expected: "an array", got: "an object")) {
             try ColdStartPriors.decode(Data(#"{"schema": "soundtrack.priors", "version": 1, "contexts": {}}"#.utf8))
         }
-        #expect(throws: InputError(path: "contexts[0]", expected: "an object", got: "'workout'")) {
+        #expect(throws: InputError(path: "contexts[0]", expected: "an object", got: "a string")) {
             try ColdStartPriors.decode(Data(#"{"schema": "soundtrack.priors", "version": 1, "contexts": ["workout"]}"#.utf8))
         }
         let missing = URL(fileURLWithPath: "/nonexistent/priors.json")
-        #expect(throws: InputError(path: "", expected: "a readable model file", got: "'/nonexistent/priors.json'")) {
+        #expect(throws: InputError(path: "", expected: "a readable file", got: "\"/nonexistent/priors.json\"")) {
             try ColdStartPriors.load(from: missing)
         }
     }

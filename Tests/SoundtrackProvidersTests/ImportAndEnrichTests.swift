@@ -3,7 +3,7 @@ import Testing
 import SoundtrackApp
 import SoundtrackCatalog
 import SoundtrackContext
-import SoundtrackStore
+@testable import SoundtrackStore
 @testable import SoundtrackProviders
 
 @Suite struct ImportAndEnrichTests {
@@ -13,7 +13,7 @@ import SoundtrackStore
 
     static func store(users: [String] = ["u-1"]) throws -> Store {
         let s = try Store.inMemory()
-        for u in users { try s.addUser(id: u, at: Date(timeIntervalSince1970: 0)) }
+        for u in users { try s.addUser(NewUser(id: u), at: Date(timeIntervalSince1970: 0)) }
         return s
     }
 
@@ -148,7 +148,7 @@ import SoundtrackStore
             #expect(event.start.rfc3339 == "2026-03-14T00:00:00+01:00")
             #expect(stub.requests.first?.header("Authorization") == "Bearer ya29.static")
             // The tokens open u-1's calendar: another user's snapshot never gets it.
-            try store.addUser(id: "u-2", at: Date())
+            try store.addUser(NewUser(id: "u-2"), at: Date())
             let (other, otherReport) = await enricher.enrich(Snapshot(user: "u-2", at: Timestamp(rfc3339: "2026-03-14T09:00:00+01:00")!))
             #expect(other.calendar == nil && stub.requests.count == 1)
             #expect(otherReport.last == EnrichmentEntry(section: "calendar", source: "stored-events", status: .skipped, reason: "no_events"))

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -9,7 +10,7 @@ import Synchronization
 import Testing
 import SoundtrackContext
 import SoundtrackServer
-import SoundtrackStore
+@testable import SoundtrackStore
 
 /// A live server on 127.0.0.1 (ephemeral port): auth over real HTTP and a concurrent feedback burst.
 @Suite struct LiveServerTests {
@@ -166,7 +167,7 @@ import SoundtrackStore
         let acked = ackedIds.ids
         #expect(acked.count >= 60)
         let store = try Store(path: db, durable: false)
-        let stored = Set(try store.feedbackIds())
+        let stored = Set(try await store.database.read { db in try String.fetchAll(db, sql: "SELECT id FROM feedback") })
         let lost = acked.filter { !stored.contains($0) }
         #expect(lost.isEmpty, "acknowledged but not stored: \(lost.prefix(5))")
         // Events committed but not acknowledged can only be the ones in flight when the connections closed.

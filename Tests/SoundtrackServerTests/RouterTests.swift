@@ -5,7 +5,7 @@ import HummingbirdTesting
 import Testing
 import SoundtrackContext
 import SoundtrackServer
-import SoundtrackStore
+@testable import SoundtrackStore
 
 /// The router driven in process: auth, every error path, limits, and the happy paths.
 @Suite struct RouterTests {
@@ -221,9 +221,10 @@ import SoundtrackStore
             r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "ev-1", user: "u-1", track: picked, pickId: pickId))
             #expect(r.json["status"]?.stringValue == "duplicate")
             #expect(try store.feedbackCount(user: "u-1") == 1)
-            // The same id from another user is an error naming the field.
+            // The same id from another user is a conflict naming the field.
             r = try await client.send(.post, "/v1/feedback", key: key2, body: Doc.event(id: "ev-1", user: "u-2", track: track, snapshot: true))
-            #expect(r.status == .badRequest)
+            #expect(r.status == .conflict)
+            #expect(r.errorCode == "conflict")
             #expect(r.errorField == "id")
             // A batch: applied, duplicate, and one rejected (unknown track) without sinking the others.
             let batch = "[" + [

@@ -5,8 +5,9 @@ import HummingbirdTesting
 import Logging
 import Synchronization
 import Testing
-import SoundtrackApp
 import SoundtrackContext
+import SoundtrackEngine
+import SoundtrackRules
 import SoundtrackServer
 import SoundtrackStore
 
@@ -81,12 +82,15 @@ struct Fixture {
         dir = Repo.tempDir()
         path = dir.appendingPathComponent("t.sqlite").path
         let logger = logs.logger
-        service = try Bootstrap.open(
-            path: path, models: try Models.bundled(), seed: 42, catalogCandidates: [Repo.smallCatalog], durable: false, logger: logger
-        ).service
+        let store = try Store(path: path, durable: false)
+        _ = try store.importCatalog(Repo.smallCatalog)
+        let models = try Models.bundled()
+        service = SoundtrackService(
+            store: store, engine: Recommender(config: models.config, catalog: IndexCatalog(.init(tracks: [])), priors: models.priors, seed: 42),
+            logger: logger)
         var rng = SystemRandomNumberGenerator()
         for u in users {
-            try service.store.addUser(id: u, at: Date())
+            try service.store.addUser(NewUser(id: u), at: Date())
             let (secret, record) = APIKeys.generate(role: .user, user: u, label: nil, at: Date(), using: &rng)
             try service.store.insertKey(record)
             keys[u] = secret

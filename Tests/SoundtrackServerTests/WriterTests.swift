@@ -7,10 +7,10 @@ import Testing
 import SoundtrackContext
 import SoundtrackEngine
 @testable import SoundtrackServer
-import SoundtrackStore
+@testable import SoundtrackStore
 
-/// The group-commit writer as the service uses it: picks held back and committed together,
-/// feedback committed at once, back-pressure, and checkpoints beside the writer.
+/// The group committer as the service uses it: picks held back and committed together,
+/// feedback committed at once, back-pressure, and checkpoints beside the committer.
 @Suite struct WriterTests {
     @Test func picksWaitForTheDelayButFeedbackCommitsThemAtOnce() async throws {
         let f = try Fixture { $0.pickCommitDelay = .seconds(60) }
@@ -65,11 +65,11 @@ import SoundtrackStore
                 let u = users[i % users.count]
                 #expect(try await client.send(.post, "/v1/picks", key: keys[u], body: Doc.snapshot(user: u)).status == .ok)
             }
-            // The writer's own commits no longer checkpoint; the checkpoint thread copies the log back.
-            let writerAutocheckpoint = try await f.service.store.writer.writeWithoutTransaction { db in
+            // The committer's own commits no longer checkpoint; the checkpoint thread copies the log back.
+            let autocheckpoint = try await f.service.store.database.writeWithoutTransaction { db in
                 try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint")
             }
-            #expect(writerAutocheckpoint == 0)
+            #expect(autocheckpoint == 0)
             try await waitUntil {
                 let text = f.api.metrics.exposition()
                 return Self.metric(text, "soundtrack_wal_checkpoints_total").map { $0 > 0 } == true
@@ -87,31 +87,31 @@ import SoundtrackStore
             Bin(number: n, label: "bin \(n)", centroid: zeros, spread: zeros, observed: zeros, observations: 1, songs: [],
                 prior: nil, createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
         }
-        var state = UserState(
+        let whole = UserState(
             user: "u-1", bins: [bin(1), bin(2), bin(3)], weights: zeros, places: PlaceBook(), session: SessionState(),
             recentTracks: [], pickCounter: 0, nextBinNumber: 4)
-        try store.saveWholeState(state, at: Date())
+        try store.saveWholeState(whole, at: Date())
+        var cached = CachedUserState(state: whole)
         func record(_ seq: Int64) -> PickRecord {
             PickRecord(pickId: "p-test-\(seq)", user: "u-1", at: Date(), binNumber: 1, trackId: "t", features: FeatureVector(), ranking: [])
         }
         // Two queued writes of one user, each changing another bin: each holds only its bin.
-        state.changes = UserState.Changes()
-        state.bins[0].label = "first"
-        state.changes.bins = [1]
-        state.pickCounter = 1
-        state.changes.counters = true  // as a pick marks it
-        let a = state.pendingPart
-        state.changes = UserState.Changes()
-        state.bins[1].label = "second"
-        state.changes.bins = [2]
-        state.pickCounter = 2
-        state.changes.counters = true  // as a pick marks it
-        let b = state.pendingPart
+        cached.state.bins[0].label = "first"
+        cached.state.changes.bins = [1]
+        cached.state.pickCounter = 1
+        cached.state.changes.counters = true  // as a pick marks it
+        let a = cached.takeChanges()
+        #expect(cached.state.changes.isEmpty)
+        cached.state.bins[1].label = "second"
+        cached.state.changes.bins = [2]
+        cached.state.pickCounter = 2
+        cached.state.changes.counters = true  // as a pick marks it
+        let b = cached.takeChanges()
         #expect(a.bins.map(\.number) == [1])
         #expect(b.bins.map(\.number) == [2])
         // Committed together, the user's state is written once: both bins and the latest counter.
-        try store.commit([.pick(state: a, record: record(0), seq: 0), .pick(state: b, record: record(1), seq: 1)])
-        let stored = try store.loadCachedState(user: "u-1", defaults: zeros).state
+        try store.commit([.pick(PickRow(record: record(0), seq: 0), state: a), .pick(PickRow(record: record(1), seq: 1), state: b)])
+        let stored = try #require(try store.loadCachedState(user: "u-1", defaults: zeros)).state
         #expect(stored.bins.map(\.label) == ["first", "second", "bin 3"])
         #expect(stored.pickCounter == 2)
         #expect(try store.user("u-1")?.picks == 2)
@@ -128,18 +128,19 @@ import SoundtrackStore
             s.changes.counters = true
             return s
         }
-        func pick(_ user: String, _ seq: Int64) -> PendingWrite {
+        func pick(_ user: String, _ seq: Int64) -> UserWrite {
             .pick(
-                state: state(user, counter: seq + 1),
-                record: PickRecord(pickId: "p-\(user)-\(seq)", user: user, at: Date(), binNumber: 1, trackId: "t", features: FeatureVector(), ranking: []),
-                seq: seq)
+                PickRow(
+                    record: PickRecord(pickId: "p-\(user)-\(seq)", user: user, at: Date(), binNumber: 1, trackId: "t", features: FeatureVector(), ranking: []),
+                    seq: seq),
+                state: state(user, counter: seq + 1))
         }
         // u-1's pick comes before its forget, u-2's writes on both sides of it: u-1's state must be
         // written before the delete (or the delete would leave a session row behind, or fail).
-        try store.commit([pick("u-1", 0), pick("u-2", 0), .forget(user: "u-1"), pick("u-2", 1)])
+        try store.commit([pick("u-1", 0), pick("u-2", 0), .forget("u-1"), pick("u-2", 1)])
         #expect(try store.user("u-1") == nil)
         #expect(try store.rowCounts(user: "u-1").values.allSatisfy { $0 == 0 })
-        let u2 = try store.loadCachedState(user: "u-2", defaults: zeros).state
+        let u2 = try #require(try store.loadCachedState(user: "u-2", defaults: zeros)).state
         #expect(u2.pickCounter == 2)
         #expect(u2.recentTracks == ["t-2"])
         #expect(try store.user("u-2")?.picks == 2)
@@ -177,7 +178,7 @@ import SoundtrackStore
         let store = f.service.store
         let track = try f.track
         let zeros = [Float](repeating: 0, count: FeatureLayout.dimension)
-        let stored: @Sendable () throws -> UserState = { try store.loadCachedState(user: "u-2", defaults: zeros).state }
+        let stored: @Sendable () throws -> UserState = { try #require(try store.loadCachedState(user: "u-2", defaults: zeros)).state }
         try await f.api.buildApplication().test(.router) { client in
             // A user without bins: feedback with a snapshot makes bin 1, and the next number is kept.
             var r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "c-1", user: "u-2", track: track, snapshot: true))
@@ -198,21 +199,21 @@ import SoundtrackStore
     @Test func aRestartCheckpointLetsTheNextTransactionWriteTheLogFromItsStart() throws {
         let f = try Fixture()
         let store = f.service.store
-        try store.configureWriter(cacheKiB: 4096, autoCheckpoint: false)
+        try store.configureWriteConnection(cacheKiB: 4096, autoCheckpoint: false)
         let checkpointer = try WALCheckpointer(store: store)
-        for i in 0..<50 { try store.addUser(id: "w-\(i)", at: Date()) }
+        for i in 0..<50 { try store.addUser(NewUser(id: "w-\(i)"), at: Date()) }
         let grown = try checkpointer.checkpoint(.passive)
         #expect(grown.logFrames >= 50)  // one transaction (at least one page) per user
         #expect(grown.copiedFrames == grown.logFrames)
         try checkpointer.checkpoint(.restart)
-        try store.addUser(id: "w-last", at: Date())
+        try store.addUser(NewUser(id: "w-last"), at: Date())
         let after = try checkpointer.checkpoint(.passive)
         #expect(after.logFrames < 10)
         #expect(try store.userExists("w-last"))
     }
 
     #if os(Linux)
-    @Test func theWriterAndCheckpointThreadsRunAtARaisedNiceValue() async throws {
+    @Test func theCommitAndCheckpointThreadsRunAtARaisedNiceValue() async throws {
         let f = try Fixture { $0.backgroundNice = 10 }
         let key = f.keys["u-1"]!
         try await f.api.buildApplication().test(.router) { client in
@@ -221,11 +222,11 @@ import SoundtrackStore
             // the default, 0 added. The threads that start them run at nice -4 to 0, so +10 leaves
             // this service's writer and checkpoint threads above 0, and only them.
             func raised(_ nices: [String: [Int]]) -> [String] {
-                ["st-writer", "st-checkpoint"].filter { nices[$0]?.contains { $0 > 0 } == true }
+                ["st-commit", "st-checkpoint"].filter { nices[$0]?.contains { $0 > 0 } == true }
             }
             try await waitUntil { raised(Self.threadNices()).count == 2 }
             let nices = Self.threadNices()
-            #expect(raised(nices) == ["st-writer", "st-checkpoint"], "\(nices)")
+            #expect(raised(nices) == ["st-commit", "st-checkpoint"], "\(nices)")
             #expect(nices.filter { $0.key.hasPrefix("st-") }.values.joined().filter { $0 > 0 }.count == 2, "\(nices)")
             #expect(nices.filter { !$0.key.hasPrefix("st-") }.values.contains { $0.contains { $0 <= 0 } })
         }

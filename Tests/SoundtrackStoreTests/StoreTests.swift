@@ -1,9 +1,9 @@
 import Foundation
 import GRDB
-import SoundtrackApp
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
+import SoundtrackRules
 import Testing
 @testable import SoundtrackStore
 
@@ -37,16 +37,16 @@ struct StoreTests {
             motion: Motion(activity: place == "gym" ? .running : .stationary, heartRateBpm: place == "gym" ? 150 : 65))
     }
 
-    @Test("withLargeCache puts the writer's cache, checkpoint and secure-delete settings back as they were")
+    @Test("withLargeCache puts the write connection's cache, checkpoint and secure-delete settings back as they were")
     func largeCacheRestoresSettings() throws {
         let store = try Self.store(.file)
         func settings() throws -> [Int] {
-            try store.writer.writeWithoutTransaction { db in
+            try store.database.writeWithoutTransaction { db in
                 try ["cache_size", "wal_autocheckpoint", "secure_delete"].map { try Int.fetchOne(db, sql: "PRAGMA \($0)") ?? -1 }
             }
         }
-        try store.configureWriter(cacheKiB: 65536, autoCheckpoint: false)
-        try store.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA secure_delete = 1") }
+        try store.configureWriteConnection(cacheKiB: 65536, autoCheckpoint: false)
+        try store.database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA secure_delete = 1") }
         #expect(try settings() == [-65536, 0, 1])
         let inside = try store.withLargeCache(cacheMiB: 8, checkpointPages: 5000) { try settings() }
         #expect(inside == [-8192, 5000, 0])
@@ -56,7 +56,7 @@ struct StoreTests {
     @Test("The state the engine leaves is the state the store loads back", arguments: Kind.allCases)
     func stateRoundTrip(kind: Kind) throws {
         let service = try Self.service(kind)
-        try service.store.addUser(id: "u-1", at: Date(timeIntervalSince1970: 0))
+        try service.store.addUser(NewUser(id: "u-1"), at: Date(timeIntervalSince1970: 0))
         var picks: [Pick] = []
         for (i, p) in ["library", "gym", "home", "library"].enumerated() {
             picks.append(try service.pick(Self.snapshot(p, "2026-03-11T0\(i + 6):00:00+01:00")))
@@ -79,7 +79,7 @@ struct StoreTests {
     @Test("A stored pick reads back as it was made, and a pick row of an earlier version (ranking as JSON text) still reads")
     func pickRecordRoundTrip() throws {
         let service = try Self.service(.file)
-        try service.store.addUser(id: "u-1", at: Date(timeIntervalSince1970: 0))
+        try service.store.addUser(NewUser(id: "u-1"), at: Date(timeIntervalSince1970: 0))
         var state = try service.state(user: "u-1")
         var made: [PickRecord] = []
         for (i, p) in ["library", "gym", "home", "library", "gym"].enumerated() {
@@ -88,24 +88,29 @@ struct StoreTests {
         }
         #expect(made.last!.ranking.count >= 2)
         #expect(made.last!.ranking.contains { $0.score != $0.score.rounded() })
-        try service.store.writer.write { db in
+        try service.store.database.write { db in
             for (seq, r) in made.enumerated() { try Store.insertPick(db, r, seq: Int64(seq)) }
         }
-        for r in made { #expect(try service.store.pickRecord(id: r.pickId, user: "u-1") == r) }
-        #expect(try service.store.pickRecord(id: made[0].pickId, user: "u-2") == nil)
+        for r in made { #expect(try service.store.pickRecord(id: r.pickId) == r) }
+        #expect(try service.store.pickRecord(id: "p-nope") == nil)
         // An earlier version stored the ranking as JSON text.
         let old = made.last!
-        try service.store.writer.write { db in
+        try service.store.database.write { db in
             try db.execute(sql: "UPDATE picks SET ranking = ? WHERE id = ?", arguments: ["[[2,0.5],[1,-0.25]]", old.pickId])
         }
-        #expect(try service.store.pickRecord(id: old.pickId, user: "u-1")?.ranking == [RankedBin(bin: 2, score: 0.5), RankedBin(bin: 1, score: -0.25)])
+        #expect(try service.store.pickRecord(id: old.pickId)?.ranking == [RankedBin(bin: 2, score: 0.5), RankedBin(bin: 1, score: -0.25)])
+        // A ranking that does not read is an error naming the pick, not an empty ranking.
+        try service.store.database.write { db in
+            try db.execute(sql: "UPDATE picks SET ranking = ? WHERE id = ?", arguments: ["[[2,0.5],[1]]", old.pickId])
+        }
+        #expect(throws: StoreError.corruptPick(id: old.pickId)) { try service.store.pickRecord(id: old.pickId) }
     }
 
     @Test("Strings bound through the C API keep every byte: empty, non-ASCII, an embedded NUL")
     func rawStatementStrings() throws {
         let store = try Self.store(.memory)
         let values = ["", "ünï · 音楽", "a\u{0}b", String(repeating: "x", count: 5000)]
-        let read: [String] = try store.writer.write { db in
+        let read: [String] = try store.database.write { db in
             try db.execute(sql: "CREATE TEMP TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)")
             let insert = try RawStatement(db, "INSERT INTO t (k, v) VALUES (?, ?)")
             for (k, v) in values.enumerated() {
@@ -127,15 +132,18 @@ struct StoreTests {
         #expect(String(decoding: Store.encodeInts([3, -1, 12]), as: UTF8.self) == "[3,-1,12]")
         let odd = ["t-1", "quote\"back\\slash", "tab\there", "ünï"]
         #expect(String(decoding: Store.encodeStrings(odd), as: UTF8.self) == JSONValue.array(odd.map { .string($0) }).serialized())
-        #expect(Store.decodeStrings(String(decoding: Store.encodeStrings(odd), as: UTF8.self)) == odd)
-        #expect(Store.decodeInts(String(decoding: Store.encodeInts([3, -1, 12]), as: UTF8.self)) == [3, -1, 12])
+        #expect(try Store.decodeStrings(String(decoding: Store.encodeStrings(odd), as: UTF8.self), user: "u") == odd)
+        #expect(try Store.decodeInts(String(decoding: Store.encodeInts([3, -1, 12]), as: UTF8.self), user: "u") == [3, -1, 12])
+        // A list that does not read stops the load, naming the user and the column, as a bin's songs do.
+        #expect(throws: StoreError.corruptSession(user: "u", column: "recent_tracks")) { try Store.decodeStrings("[\"a\",1]", user: "u") }
+        #expect(throws: StoreError.corruptSession(user: "u", column: "avoided")) { try Store.decodeInts("[1,", user: "u") }
     }
 
     @Test("The same event applied twice changes nothing the second time", arguments: Kind.allCases)
     func idempotent(kind: Kind) throws {
         let service = try Self.service(kind)
-        try service.store.addUser(id: "u-1", at: Date())
-        try service.store.addUser(id: "u-2", at: Date())
+        try service.store.addUser(NewUser(id: "u-1"), at: Date())
+        try service.store.addUser(NewUser(id: "u-2"), at: Date())
         let p = try service.pick(Self.snapshot("library", "2026-03-11T09:00:00+01:00"))
         let e = FeedbackEvent(id: "e1", user: "u-1", at: p.at, track: p.track.id, signal: .dislike, pickId: p.pickId)
         #expect(try service.feedback(e) != .duplicate)
@@ -148,25 +156,27 @@ struct StoreTests {
         other.user = "u-2"
         other.pickId = nil
         other.snapshot = Self.snapshot("library", "2026-03-11T09:00:00+01:00", user: "u-2")
-        #expect(throws: InputError.self) { try service.feedback(other) }
+        #expect(throws: RuleError.eventIdTaken("e1")) { try service.feedback(other) }
     }
 
-    @Test("Unknown users and unknown picks are bad input that names the field")
+    @Test("Unknown users and unknown picks are typed errors that name the field")
     func unknowns() throws {
         let service = try Self.service(.memory)
-        #expect(throws: InputError(path: "user", expected: "a known user (add one with `soundtrack users add`)", got: "'ghost'")) {
+        #expect(throws: RuleError.unknownUser("ghost")) {
             try service.pick(Self.snapshot("gym", "2026-03-11T09:00:00+01:00", user: "ghost"))
         }
-        try service.store.addUser(id: "u-1", at: Date())
+        try service.store.addUser(NewUser(id: "u-1"), at: Date())
+        #expect(throws: RuleError.userExists("u-1")) { try service.store.addUser(NewUser(id: "u-1"), at: Date()) }
         let e = FeedbackEvent(id: "e", user: "u-1", at: Timestamp(rfc3339: "2026-03-11T09:00:00+01:00")!, track: Self.tracks[0].id, signal: .like, pickId: "p-nope")
-        #expect(throws: InputError(path: "pick_id", expected: "a pick of user 'u-1'", got: "'p-nope'")) { try service.feedback(e) }
+        #expect(throws: RuleError.unknownPick("p-nope", user: "u-1")) { try service.feedback(e) }
+        #expect(RuleError.unknownPick("p-nope", user: "u-1").field == "pick_id")
         #expect(try service.store.user("u-1")?.feedback == 0)
     }
 
     @Test("A read-only pick writes nothing")
     func readOnly() throws {
         let service = try Self.service(.file)
-        try service.store.addUser(id: "u-1", at: Date())
+        try service.store.addUser(NewUser(id: "u-1"), at: Date())
         let p = try service.pick(Self.snapshot("gym", "2026-03-11T09:00:00+01:00"), learn: false)
         #expect(p.bin.created)
         let s = try service.state(user: "u-1")
@@ -177,7 +187,7 @@ struct StoreTests {
     func forget() throws {
         let service = try Self.service(.file)
         for u in ["u-1", "u-2"] {
-            try service.store.addUser(id: u, email: "\(u)@example.org", at: Date())
+            try service.store.addUser(NewUser(id: u, email: "\(u)@example.org"), at: Date())
             let p = try service.pick(Self.snapshot("gym", "2026-03-11T09:00:00+01:00", user: u))
             _ = try service.feedback(FeedbackEvent(id: "e-\(u)", user: u, at: p.at, track: p.track.id, signal: .like, pickId: p.pickId))
             // Coordinates without a label teach the user a place.
@@ -190,19 +200,19 @@ struct StoreTests {
             try service.store.importLibrary(user: u, tracks: [], entries: [LibraryEntry(trackID: p.track.id, list: .saved, rank: 0)], at: Date())
         }
         #expect(try service.store.rowCounts(user: "u-1").values.allSatisfy { $0 > 0 })
-        #expect(try service.store.forget(user: "u-1"))
+        try service.forget(user: "u-1")
         #expect(try service.store.rowCounts(user: "u-1").values.allSatisfy { $0 == 0 })
         #expect(try service.store.rowCounts(user: "u-2").values.allSatisfy { $0 > 0 })
         #expect(try service.store.check() == [])
-        #expect(try !service.store.forget(user: "u-1"))
+        #expect(throws: RuleError.unknownUser("u-1")) { try service.forget(user: "u-1") }
     }
 
     @Test("The schema enforces its invariants")
     func invariants() throws {
         let service = try Self.service(.memory)
-        try service.store.addUser(id: "u-1", at: Date())
+        try service.store.addUser(NewUser(id: "u-1"), at: Date())
         _ = try service.pick(Self.snapshot("gym", "2026-03-11T09:00:00+01:00"))
-        try service.store.writer.write { db in
+        try service.store.database.write { db in
             let bin = try Int64.fetchOne(db, sql: "SELECT id FROM bins LIMIT 1")!
             let song = try String.fetchOne(db, sql: "SELECT song_id FROM bin_songs WHERE bin_id = ? LIMIT 1", arguments: [bin])!
             // A bin's songs are JSON text.
@@ -221,10 +231,10 @@ struct StoreTests {
     @Test("check() finds song lists that break what the engine keeps: unreadable, a track twice, a track not in the catalog")
     func songListsChecked() throws {
         let service = try Self.service(.memory)
-        try service.store.addUser(id: "u-1", at: Date())
+        try service.store.addUser(NewUser(id: "u-1"), at: Date())
         _ = try service.pick(Self.snapshot("gym", "2026-03-11T09:00:00+01:00"))
         #expect(try service.store.check() == [])
-        let (bin, song) = try service.store.writer.read { db in
+        let (bin, song) = try service.store.database.read { db in
             let bin = try Int64.fetchOne(db, sql: "SELECT id FROM bins LIMIT 1")!
             return (bin, try String.fetchOne(db, sql: "SELECT song_id FROM bin_songs WHERE bin_id = ? LIMIT 1", arguments: [bin])!)
         }
@@ -234,13 +244,13 @@ struct StoreTests {
             ("[[\"\(song)\",-1,0]]", "bins.songs of row \(bin): expected \(SongListCoding.expected)"),
             ("{\"a\":1}", "bins.songs of row \(bin): expected \(SongListCoding.expected)"),
         ] {
-            try service.store.writer.write { db in try db.execute(sql: "UPDATE bins SET songs = ? WHERE id = ?", arguments: [text, bin]) }
+            try service.store.database.write { db in try db.execute(sql: "UPDATE bins SET songs = ? WHERE id = ?", arguments: [text, bin]) }
             #expect(try service.store.check() == [problem], "\(text)")
         }
         // A bin that cannot be read stops the load with the row named, rather than losing its songs.
-        let user = try service.store.writer.read { db in try String.fetchOne(db, sql: "SELECT user_id FROM bins WHERE id = ?", arguments: [bin])! }
+        let user = try service.store.database.read { db in try String.fetchOne(db, sql: "SELECT user_id FROM bins WHERE id = ?", arguments: [bin])! }
         #expect(throws: StoreError.self) { try service.store.loadCachedStates(users: [user], defaults: []) }
-        #expect(throws: StoreError.self) { try service.store.writer.read { db in try Store.loadState(db, user: user, defaults: []) } }
+        #expect(throws: StoreError.self) { try service.store.database.read { db in try Store.loadState(db, user: user, defaults: []) } }
     }
 
     @Test("Opening a database twice migrates once and keeps the data")
@@ -248,10 +258,10 @@ struct StoreTests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let path = dir.appendingPathComponent("s.sqlite").path
-        try Store(path: path).addUser(id: "u-1", at: Date())
+        try Store(path: path).addUser(NewUser(id: "u-1"), at: Date())
         let s = try Store(path: path)
         #expect(try s.userExists("u-1"))
-        let mode = try s.writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
+        let mode = try s.database.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
         #expect(mode == "wal")
     }
 
@@ -393,10 +403,10 @@ struct StoreTests {
     @Test("Emails are stored only as SHA-256 hashes of their normalised form")
     func emailHash() throws {
         let s = try Store.inMemory()
-        try s.addUser(id: "u-1", email: "  Ana@Example.ORG ", at: Date())
+        try s.addUser(NewUser(id: "u-1", email: "  Ana@Example.ORG "), at: Date())
         let u = try #require(try s.user("u-1"))
         #expect(u.emailHash == Hashing.sha256Hex("ana@example.org"))
         #expect(u.emailHash?.count == 64)
-        #expect(throws: InputError.self) { try s.addUser(id: "u-2", email: "not-an-email", at: Date()) }
+        #expect(throws: InputError.self) { try NewUser(id: "u-2", email: "not-an-email") }
     }
 }

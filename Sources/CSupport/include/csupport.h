@@ -12,4 +12,9 @@ int soundtrack_keep_freed_memory(void);
 /// must run before SQLite is first used in the process. Returns SQLite's result code (0: done).
 int soundtrack_sqlite_without_memstatus(void);
 
+/// Names the calling thread as `top -H` and `perf` show it (the kernel keeps 15 bytes; a longer
+/// name is cut). Swift's Glibc module does not import pthread_setname_np, and Foundation's
+/// `Thread.name` does not name the thread on Linux. Returns 0 on success.
+int soundtrack_name_thread(const char *name);
+
 #endif

@@ -1,9 +1,10 @@
 import Foundation
-import Synchronization
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
+import SoundtrackRules
 import SoundtrackStore
+import Synchronization
 
 /// How a batch run behaves.
 public struct BatchOptions: Sendable {
@@ -88,29 +89,30 @@ public struct BatchTimings: Sendable, Equatable {
 ///
 /// The input is read in blocks of whole lines. Each block is decoded in parallel (the fast byte
 /// decoder), then its lines are partitioned by a stable hash of the user across ``BatchOptions/workers``
-/// threads, so that one thread owns each user and applies that user's snapshots in input order
-/// to the user's ``UserState``, kept in memory for the whole run. Each worker encodes its picks
-/// with ``PickWriter`` into its own buffer; the block's output is then assembled in input order.
-/// The states go back to SQLite in large transactions at the end (never with `learn` off).
-/// The picks are the ones one-at-a-time `soundtrack pick` calls would make in the same order.
+/// threads, so that one thread owns each user and stages that user's snapshots with the ``Rules``
+/// in input order on the user's ``UserState``, kept in memory for the whole run. Each worker
+/// encodes its picks with ``PickEncoder`` into its own buffer; the block's output is then assembled
+/// in input order. The states go back to SQLite in large transactions at the end (never with
+/// `learn` off). The picks are the ones one-at-a-time `soundtrack pick` calls would make in the
+/// same order.
 public final class BatchRunner: Sendable {
     /// The database.
     public let store: Store
-    /// The engine, with the whole catalog in memory.
-    public let engine: Recommender
+    /// The rules, with the whole catalog in memory.
+    public let rules: Rules
     /// The options.
     public let options: BatchOptions
 
     /// Creates a runner over a service's store, loading the whole catalog into memory.
     public convenience init(service: SoundtrackService, options: BatchOptions) throws {
         let index = CatalogIndex(tracks: try service.store.allTracks())
-        self.init(store: service.store, engine: service.engine.with(catalog: IndexCatalog(index)), options: options)
+        self.init(store: service.store, rules: Rules(engine: service.engine.with(catalog: IndexCatalog(index))), options: options)
     }
 
     /// Creates a runner.
-    public init(store: Store, engine: Recommender, options: BatchOptions) {
+    public init(store: Store, rules: Rules, options: BatchOptions) {
         self.store = store
-        self.engine = engine
+        self.rules = rules
         self.options = options
     }
 
@@ -129,10 +131,24 @@ public final class BatchRunner: Sendable {
     final class Worker: @unchecked Sendable {
         var states: [String: StateBox] = [:]
         var touched: [StateBox] = []
-        /// Two output buffers, used by alternate blocks: the workers fill one while the writer drains the other.
-        let outs = [ByteBuffer(capacity: 1 << 20), ByteBuffer(capacity: 1 << 20)]
-        var picks: [(record: PickRecord, seq: Int64)] = []
+        /// Two output buffers, used by alternate blocks: the workers fill one while the output
+        /// thread drains the other.
+        let outs = [ByteArena(capacity: 1 << 20), ByteArena(capacity: 1 << 20)]
+        var picks: [PickRow] = []
         var created = 0
+    }
+
+    /// Run-wide bookkeeping, on the calling thread.
+    final class RunState {
+        let workers: [Worker]
+        var unknown = Set<String>()
+        var nextOrdinal = 0
+        var summary = BatchSummary()
+        /// The reader has handed over the end of the input or its failure, and returned.
+        var inputEnded = false
+        init(workers: Int) { self.workers = (0..<workers).map { _ in Worker() } }
+
+        func worker(of user: String) -> Int { Int(StableHash.fnv1a(user) % UInt64(workers.count)) }
     }
 
     enum Slot {
@@ -151,14 +167,15 @@ public final class BatchRunner: Sendable {
     /// Runs the batch.
     ///
     /// Three threads overlap: a reader cuts the input into blocks ahead of the workers, the
-    /// workers decode and pick block after block, and a writer assembles each block's picks in
-    /// input order and writes them (and the block's rejected lines) while the next block is picked.
+    /// workers decode and pick block after block, and an output thread assembles each block's
+    /// picks in input order and writes them (and the block's rejected lines) while the next block
+    /// is picked.
     /// - Parameters:
     ///   - read: reads input into a buffer, returning how many bytes it read (0 at the end); called on the reader thread.
     ///   - write: receives the output (JSON Lines of picks), block by block, in input order, as byte
     ///     ranges to write one after the other (valid only during the call); called
-    ///     on the writer thread, never concurrently with `reject`.
-    ///   - reject: receives each bad line, in line order; called on the writer thread.
+    ///     on the output thread, never concurrently with `reject`.
+    ///   - reject: receives each bad line, in line order; called on the output thread.
     ///   - progress: called after each block is picked, on the calling thread.
     /// - Returns: the summary.
     /// - Throws: errors of `read`, `write`, `reject` or the database (a runtime failure).
@@ -168,337 +185,370 @@ public final class BatchRunner: Sendable {
         reject: @escaping (LineError) throws -> Void,
         progress: (BatchProgress) -> Void = { _ in }
     ) throws -> BatchSummary {
-        try pipeline(read: read, write: write, reject: reject, progress: progress)
+        let run = RunState(workers: max(1, options.workers))
+        keep(run.workers)
+        let reader = BlockReader(blockBytes: options.blockBytes, read: read)
+        let output = OutputThread(workers: run.workers, write: write, reject: reject)
+        var failure: (any Error)?
+        do {
+            try pickBlocks(from: reader, to: output, run: run, progress: progress)
+        } catch {
+            failure = error
+        }
+        reader.stop(waiting: run.inputEnded)
+        output.finish()
+        if let e = failure ?? output.failure { throw e }
+        var summary = run.summary
+        summary.picks = output.picks
+        summary.rejected = output.rejected
+        summary.timings.output = output.seconds
+        summary.binsCreated = run.workers.reduce(0) { $0 + $1.created }
+        var clock = PhaseClock()
+        if options.learn { try commit(run.workers, all: true) }
+        summary.timings.commit += clock.lap()
+        return summary
     }
 
-    /// One block's output, handed from the workers to the writer thread.
-    private struct OutputJob: @unchecked Sendable {
+    /// The calling thread's loop: block after block from the reader, decoded, loaded, picked and
+    /// handed to the output thread, until the input ends, `--fail-fast` stops at a bad line, or
+    /// something fails.
+    private func pickBlocks(from reader: BlockReader, to output: OutputThread, run: RunState, progress: (BatchProgress) -> Void) throws {
+        var clock = PhaseClock()
+        var index = 0
+        while true {
+            let next = reader.next()
+            run.summary.timings.stalled += clock.lap()
+            let block: LineBlocks.Block
+            switch next {
+            case .end:
+                run.inputEnded = true
+                return
+            case let .failed(e):
+                run.inputEnded = true  // the reader has returned
+                throw e
+            case let .block(b, seconds):
+                block = b
+                run.summary.timings.read += seconds
+            }
+            if let e = output.failure { throw e }
+            let n = block.lines.count
+            run.summary.records += n
+            let job = BlockJob(count: n)
+            decode(block, into: job)
+            run.summary.timings.decode += clock.lap()
+            do {
+                try assign(job, run: run)
+            } catch {
+                job.deallocate()
+                throw error
+            }
+            let cutoff = markUnknownUsers(job, lines: block.lines, run: run)
+            run.summary.timings.load += clock.lap()
+            // The output buffers of this block's parity are free once the output thread has
+            // written the block before the previous one.
+            output.waitUntilWritten(count: index - 1)
+            run.summary.timings.stalled += clock.lap()
+            pick(job, upTo: cutoff, parity: index % 2, run: run)
+            run.summary.timings.pick += clock.lap()
+            // The block's output goes to the output thread; the next block is read meanwhile.
+            output.submit(OutputJob(index: index, job: job, cutoff: cutoff))
+            index += 1
+            run.summary.timings.stalled += clock.lap()
+            if options.recordPicks && options.learn { try commit(run.workers, all: false) }
+            run.summary.timings.commit += clock.lap()
+            progress(BatchProgress(records: run.summary.records, bytes: block.consumed))
+            if cutoff < n {
+                run.summary.stoppedAtLine = block.lines[cutoff].line
+                return
+            }
+        }
+    }
+
+    /// One block's lines on their way through the workers to the output thread, which frees them:
+    /// what each line holds, which worker owns it, where its pick is in that worker's buffer, and
+    /// its user (read once, so that the passes over the block do not copy the snapshot out of its
+    /// slot: a copy retains and releases every string and array in it).
+    struct BlockJob: @unchecked Sendable {
+        let slots: UnsafeMutableBufferPointer<Slot>
+        let owner: UnsafeMutableBufferPointer<Int>
+        let spans: UnsafeMutableBufferPointer<(Int, Int)>
+        let users: UnsafeMutableBufferPointer<String>
+        var count: Int { slots.count }
+
+        init(count n: Int) {
+            slots = .allocate(capacity: n)
+            slots.initialize(repeating: .none)
+            owner = .allocate(capacity: n)
+            owner.initialize(repeating: -1)
+            spans = .allocate(capacity: n)
+            spans.initialize(repeating: (0, 0))
+            users = .allocate(capacity: n)
+            users.initialize(repeating: "")
+        }
+
+        func deallocate() {
+            slots.deinitialize().deallocate()
+            owner.deallocate()
+            spans.deallocate()
+            users.deinitialize().deallocate()
+        }
+    }
+
+    /// 1. Decodes a block, in parallel over ranges of lines.
+    private func decode(_ block: LineBlocks.Block, into job: BlockJob) {
+        let strict = options.strict
+        block.forEachRecordInParallel(workers: options.workers) { i, line, rec in
+            do throws(InputError) {
+                let snapshot = try Snapshot.decode(bytes: rec, strict: strict)
+                job.users[i] = snapshot.user
+                job.slots[i] = .snapshot(snapshot)
+            } catch {
+                job.slots[i] = .bad(LineError(line: line, error))
+            }
+        }
+    }
+
+    /// 2. Assigns each line to its user's worker, and loads the users seen for the first time:
+    /// each worker its own users (one read transaction each) straight into its states, in
+    /// parallel; ordinals follow the order of first appearance. Users the database does not know
+    /// are remembered as unknown.
+    private func assign(_ job: BlockJob, run: RunState) throws {
+        var missing: [String] = []
+        var seen = Set<String>()
+        for i in 0..<job.count {
+            guard case .snapshot = job.slots[i] else { continue }
+            let user = job.users[i]
+            let w = run.worker(of: user)
+            job.owner[i] = w
+            if run.workers[w].states[user] == nil && !run.unknown.contains(user) && seen.insert(user).inserted {
+                missing.append(user)
+            }
+        }
+        guard !missing.isEmpty else { return }
+        var ordinals: [String: Int] = [:]
+        ordinals.reserveCapacity(missing.count)
+        for user in missing {
+            ordinals[user] = run.nextOrdinal
+            run.nextOrdinal += 1
+        }
+        let firstSeen = ordinals, learn = options.learn, engine = rules.engine, workers = run.workers
+        let found = try loadStatesInParallel(
+            store: store, users: missing, workers: workers.count, defaults: engine.config.defaultWeights, worker: run.worker(of:)
+        ) { w, loaded in
+            for (user, l) in loaded {
+                var state = l.state
+                if !learn { engine.prepare(&state) }  // derived data computed once, shared by the per-pick copies
+                workers[w].states[user] = StateBox(state, ordinal: firstSeen[user]!)
+            }
+            return loaded.count
+        }
+        let loaded = found.reduce(0, +)
+        run.summary.users += loaded
+        if loaded < missing.count {
+            for user in missing where run.workers[run.worker(of: user)].states[user] == nil { run.unknown.insert(user) }
+        }
+    }
+
+    /// Rejects the lines of unknown users (``RuleError/unknownUser(_:)``).
+    /// - Returns: the line before which `--fail-fast` stops (the first bad one), or the block's end.
+    private func markUnknownUsers(_ job: BlockJob, lines: [(start: Int, end: Int, line: Int)], run: RunState) -> Int {
+        var cutoff = job.count
+        for i in 0..<job.count {
+            if case .snapshot = job.slots[i], run.unknown.contains(job.users[i]) {
+                job.slots[i] = .bad(LineError(line: lines[i].line, RuleError.unknownUser(job.users[i])))
+            }
+            if case .bad = job.slots[i], options.failFast, cutoff == job.count { cutoff = i }
+        }
+        return cutoff
+    }
+
+    /// 3. Picks, each worker its own users, into the output buffers of this block's parity: each
+    /// worker's lines grouped by user, in input order within each user.
+    private func pick(_ job: BlockJob, upTo end: Int, parity: Int, run: RunState) {
+        let learn = options.learn, top = options.top, record = options.recordPicks, rules = self.rules
+        let workers = run.workers
+        DispatchQueue.concurrentPerform(iterations: workers.count) { w in
+            let worker = workers[w]
+            let out = worker.outs[parity]
+            var mine: [UserLine<StateBox>] = []
+            for i in 0..<end where job.owner[i] == w {
+                guard case .snapshot = job.slots[i] else { continue }
+                let box = worker.states[job.users[i]]!
+                mine.append((box.ordinal, i, box))
+            }
+            groupByUser(&mine)
+            for (_, i, box) in mine {
+                // Moved out, not copied; the slot then records that the line was picked.
+                let slot = (job.slots.baseAddress! + i).move()
+                (job.slots.baseAddress! + i).initialize(to: .picked)
+                guard case let .snapshot(s) = consume slot else { continue }
+                let start = out.count
+                if learn {
+                    let staged = rules.stagePick(s, top: top, state: &box.state)
+                    if !box.touched {
+                        box.touched = true
+                        worker.touched.append(box)
+                    }
+                    if staged.pick.bin.created { worker.created += 1 }
+                    if record { worker.picks.append(staged.row) }
+                    PickEncoder.write(staged.pick, includeRanked: top > 1, into: out)
+                } else {
+                    PickEncoder.write(rules.previewPick(s, top: top, state: box.state), includeRanked: top > 1, into: out)
+                }
+                out.append(0x0A)
+                job.spans[i] = (start, out.count)
+            }
+        }
+    }
+
+    /// One block's output, handed from the workers to the output thread.
+    struct OutputJob: @unchecked Sendable {
         var index: Int
-        var slots: UnsafeMutableBufferPointer<Slot>
-        var owner: UnsafeMutableBufferPointer<Int>
-        var spans: UnsafeMutableBufferPointer<(Int, Int)>
+        var job: BlockJob
         var cutoff: Int
     }
 
-    /// What the writer thread did; read by the caller after joining it.
-    private final class WriterTally: @unchecked Sendable {
-        var picks = 0
-        var rejected = 0
-        var seconds = 0.0
-        var error: (any Error)?
+    /// The reader thread: blocks of whole lines, up to two ahead of the workers.
+    final class BlockReader: @unchecked Sendable {
+        enum Item { case block(LineBlocks.Block, seconds: Double), end, failed(any Error) }
+        private struct Unchecked: @unchecked Sendable { let item: Item }
+        private struct Source: @unchecked Sendable { let read: LineBlocks.Read }
+        private let pipe = Pipe<Unchecked>(capacity: 2)
+        private let stopping = Atomic<Bool>(false)
+        private var thread: BackgroundThread!
+
+        init(blockBytes: Int, read: @escaping LineBlocks.Read) {
+            let source = Source(read: read)
+            thread = BackgroundThread(name: "batch-reader") { [self] in
+                var blocks = LineBlocks(blockBytes: blockBytes, read: source.read)
+                var clock = PhaseClock()
+                while !stopping.load(ordering: .relaxed) {
+                    do {
+                        _ = clock.lap()
+                        guard let block = try blocks.next() else { break }
+                        pipe.put(Unchecked(item: .block(block, seconds: clock.lap())))
+                    } catch {
+                        pipe.put(Unchecked(item: .failed(error)))
+                        return
+                    }
+                }
+                pipe.put(Unchecked(item: .end))
+            }
+        }
+
+        /// The next block, the end of the input, or the read's failure.
+        func next() -> Item { pipe.take().item }
+
+        /// Stops the reader, which may be blocks ahead. When the input did not end, the reader may
+        /// be waiting for input that has not come yet (a pipe whose writer is still running): it
+        /// is not waited for; what it hands over from now on is dropped, and it ends once its
+        /// current read returns.
+        func stop(waiting: Bool) {
+            stopping.store(true, ordering: .relaxed)
+            if waiting {
+                thread.join()
+            } else {
+                pipe.close()
+            }
+        }
+    }
+
+    /// The output thread: each block's picks in input order, then its rejected lines; it frees
+    /// each block's buffers once written. What it did is read after ``finish()``.
+    final class OutputThread: @unchecked Sendable {
+        private struct Unchecked: @unchecked Sendable { let job: OutputJob? }
+        private struct Sinks: @unchecked Sendable {
+            let write: ([UnsafeRawBufferPointer]) throws -> Void
+            let reject: (LineError) throws -> Void
+        }
+        private let pipe = Pipe<Unchecked>(capacity: 1)
         private let condition = NSCondition()
         private var completed = 0
+        private var error: (any Error)?
+        private var thread: BackgroundThread!
+        private(set) var picks = 0
+        private(set) var rejected = 0
+        private(set) var seconds = 0.0
 
-        func finished(_ job: Int) {
+        init(workers: [Worker], write: @escaping ([UnsafeRawBufferPointer]) throws -> Void, reject: @escaping (LineError) throws -> Void) {
+            let sinks = Sinks(write: write, reject: reject)
+            thread = BackgroundThread(name: "batch-output") { [self] in
+                var pieces: [UnsafeRawBufferPointer] = []
+                while let job = pipe.take().job {
+                    var clock = PhaseClock()
+                    if failure == nil {
+                        do { try output(job, workers: workers, sinks: sinks, pieces: &pieces) } catch { fail(error) }
+                    }
+                    for w in workers { w.outs[job.index % 2].removeAll() }
+                    job.job.deallocate()
+                    seconds += clock.lap()
+                    finished(job.index)
+                }
+            }
+        }
+
+        /// Writes one block: the picks in input order, as ranges of the workers' buffers (adjacent
+        /// ranges merged), without copying them into one buffer first; then the rejected lines.
+        private func output(_ o: OutputJob, workers: [Worker], sinks: Sinks, pieces: inout [UnsafeRawBufferPointer]) throws {
+            let job = o.job, parity = o.index % 2
+            pieces.removeAll(keepingCapacity: true)
+            for i in 0..<o.cutoff {
+                guard job.owner[i] >= 0, case .picked = job.slots[i] else { continue }
+                let (a, b) = job.spans[i]
+                let piece = workers[job.owner[i]].outs[parity].bytes(a..<b)
+                if let last = pieces.last, last.baseAddress! + last.count == piece.baseAddress! {
+                    pieces[pieces.count - 1] = UnsafeRawBufferPointer(start: last.baseAddress, count: last.count + piece.count)
+                } else {
+                    pieces.append(piece)
+                }
+                picks += 1
+            }
+            if !pieces.isEmpty { try sinks.write(pieces) }
+            for i in 0..<min(job.count, o.cutoff + 1) {
+                if case let .bad(e) = job.slots[i] {
+                    rejected += 1
+                    try sinks.reject(e)
+                }
+            }
+        }
+
+        /// Hands a block over (waits while the one before is still queued).
+        func submit(_ job: OutputJob) { pipe.put(Unchecked(job: job)) }
+
+        /// Waits until the first `count` blocks are written (or writing failed).
+        func waitUntilWritten(count: Int) {
+            condition.lock()
+            while completed < count && error == nil { condition.wait() }
+            condition.unlock()
+        }
+
+        /// Lets the thread write what it has, and ends it.
+        func finish() {
+            pipe.put(Unchecked(job: nil))
+            thread.join()
+        }
+
+        /// The first error of `write` or `reject`, if any.
+        var failure: (any Error)? {
+            condition.lock()
+            defer { condition.unlock() }
+            return error
+        }
+
+        private func finished(_ job: Int) {
             condition.lock()
             completed = job + 1
             condition.broadcast()
             condition.unlock()
         }
 
-        /// Waits until the first `count` jobs are written.
-        func wait(completed count: Int) {
-            condition.lock()
-            while completed < count && error == nil { condition.wait() }
-            condition.unlock()
-        }
-
-        func fail(_ e: any Error) {
+        private func fail(_ e: any Error) {
             condition.lock()
             if error == nil { error = e }
             condition.broadcast()
             condition.unlock()
         }
-
-        var failure: (any Error)? {
-            condition.lock()
-            defer { condition.unlock() }
-            return error
-        }
     }
-
-    private struct Unchecked<T>: @unchecked Sendable { let value: T }
-
-    private func pipeline(
-        read: @escaping LineBlocks.Read,
-        write: @escaping ([UnsafeRawBufferPointer]) throws -> Void,
-        reject: @escaping (LineError) throws -> Void,
-        progress: (BatchProgress) -> Void
-    ) throws -> BatchSummary {
-        let nw = max(1, options.workers)
-        let workers = (0..<nw).map { _ in Worker() }
-        keep(workers)
-        var unknown = Set<String>()
-        var summary = BatchSummary()
-        var nextOrdinal = 0
-
-        // The reader: blocks of whole lines, up to two ahead of the workers.
-        enum ReadItem { case block(LineBlocks.Block, Double), end, failed(any Error) }
-        let readPipe = Pipe<Unchecked<ReadItem>>(capacity: 2)
-        let stopReading = Atomic<Bool>(false)
-        let source = Unchecked(value: read)
-        let blockBytes = options.blockBytes
-        let reader = BackgroundThread(name: "batch-reader") {
-            var blocks = LineBlocks(blockBytes: blockBytes, read: source.value)
-            var clock = PhaseClock()
-            while !stopReading.load(ordering: .relaxed) {
-                do {
-                    _ = clock.lap()
-                    guard let block = try blocks.next() else { break }
-                    readPipe.put(Unchecked(value: .block(block, clock.lap())))
-                } catch {
-                    readPipe.put(Unchecked(value: .failed(error)))
-                    return
-                }
-            }
-            readPipe.put(Unchecked(value: .end))
-        }
-
-        // The writer: each block's picks in input order, then its rejected lines.
-        let writePipe = Pipe<Unchecked<OutputJob?>>(capacity: 1)
-        let tally = WriterTally()
-        let writeSink = Unchecked(value: write), rejectSink = Unchecked(value: reject)
-        let writer = BackgroundThread(name: "batch-writer") {
-            var pieces: [UnsafeRawBufferPointer] = []
-            while let job = writePipe.take().value {
-                var clock = PhaseClock()
-                let parity = job.index % 2
-                let n = job.slots.count
-                defer {
-                    for w in workers { w.outs[parity].removeAll() }
-                    job.slots.deinitialize().deallocate()
-                    job.owner.deallocate()
-                    job.spans.deallocate()
-                    tally.seconds += clock.lap()
-                    tally.finished(job.index)
-                }
-                guard tally.failure == nil else { continue }
-                do {
-                    // The picks in input order, as ranges of the workers' buffers (adjacent ranges
-                    // merged): written without copying them into one buffer first.
-                    pieces.removeAll(keepingCapacity: true)
-                    for i in 0..<job.cutoff {
-                        guard job.owner[i] >= 0, case .picked = job.slots[i] else { continue }
-                        let (a, b) = job.spans[i]
-                        let piece = workers[job.owner[i]].outs[parity].bytes(a..<b)
-                        if let last = pieces.last, last.baseAddress! + last.count == piece.baseAddress! {
-                            pieces[pieces.count - 1] = UnsafeRawBufferPointer(start: last.baseAddress, count: last.count + piece.count)
-                        } else {
-                            pieces.append(piece)
-                        }
-                        tally.picks += 1
-                    }
-                    if !pieces.isEmpty { try writeSink.value(pieces) }
-                    for i in 0..<min(n, job.cutoff + 1) {
-                        if case let .bad(e) = job.slots[i] {
-                            tally.rejected += 1
-                            try rejectSink.value(e)
-                        }
-                    }
-                } catch {
-                    tally.fail(error)
-                }
-            }
-        }
-
-        var failure: (any Error)?
-        var clock = PhaseClock()
-        var index = 0
-        var endedCleanly = false
-        loop: while true {
-            let item = readPipe.take().value
-            summary.timings.stalled += clock.lap()
-            let block: LineBlocks.Block
-            switch item {
-            case .end:
-                endedCleanly = true
-                break loop
-            case let .failed(e):
-                endedCleanly = true
-                failure = e
-                break loop
-            case let .block(b, seconds):
-                block = b
-                summary.timings.read += seconds
-            }
-            if let e = tally.failure {
-                failure = e
-                break loop
-            }
-            let n = block.lines.count
-            summary.records += n
-            let slots = UnsafeMutableBufferPointer<Slot>.allocate(capacity: n)
-            slots.initialize(repeating: .none)
-            let owner = UnsafeMutableBufferPointer<Int>.allocate(capacity: n)
-            owner.initialize(repeating: -1)
-            let spans = UnsafeMutableBufferPointer<(Int, Int)>.allocate(capacity: n)
-            spans.initialize(repeating: (0, 0))
-            // Each decoded line's user, so that the passes below read it without copying the
-            // snapshot out of its slot (a copy retains and releases every string and array in it).
-            let users = UnsafeMutableBufferPointer<String>.allocate(capacity: n)
-            users.initialize(repeating: "")
-            defer { users.deinitialize().deallocate() }
-            let sharedSlots = Shared(p: slots), sharedSpans = Shared(p: spans), sharedUsers = Shared(p: users)
-            let lines = block.lines
-            let strict = options.strict
-
-            // 1. Decode, in parallel over ranges of lines.
-            block.forEachRecordInParallel(workers: nw) { i, line, rec in
-                do throws(InputError) {
-                    let snapshot = try Snapshot.decode(bytes: rec, strict: strict)
-                    sharedUsers.p[i] = snapshot.user
-                    sharedSlots.p[i] = .snapshot(snapshot)
-                } catch {
-                    sharedSlots.p[i] = .bad(LineError(line: line, error))
-                }
-            }
-            summary.timings.decode += clock.lap()
-
-            // 2. Assign users to workers; load the users seen for the first time.
-            var missing: [String] = []
-            var seen = Set<String>()
-            for i in 0..<n {
-                guard case .snapshot = slots[i] else { continue }
-                let user = users[i]
-                let w = Int(StableHash.fnv1a(user) % UInt64(nw))
-                owner[i] = w
-                if workers[w].states[user] == nil && !unknown.contains(user) && seen.insert(user).inserted {
-                    missing.append(user)
-                }
-            }
-            if !missing.isEmpty {
-                // Each worker loads its own users (one read transaction each) straight into its
-                // states, in parallel; ordinals follow the order of first appearance.
-                var ordinals: [String: Int] = [:]
-                ordinals.reserveCapacity(missing.count)
-                for user in missing {
-                    ordinals[user] = nextOrdinal
-                    nextOrdinal += 1
-                }
-                let firstSeen = ordinals, learn = options.learn, engine = engine
-                do {
-                    let found = try loadStatesInParallel(
-                        store: store, users: missing, workers: nw, defaults: engine.config.defaultWeights,
-                        worker: { Int(StableHash.fnv1a($0) % UInt64(nw)) }
-                    ) { w, loaded in
-                        for (user, l) in loaded {
-                            var state = l.cached.state
-                            if !learn { engine.prepare(&state) }  // derived data computed once, shared by the per-pick copies
-                            workers[w].states[user] = StateBox(state, ordinal: firstSeen[user]!)
-                        }
-                        return loaded.count
-                    }
-                    let loaded = found.reduce(0, +)
-                    summary.users += loaded
-                    if loaded < missing.count {
-                        for user in missing where workers[Int(StableHash.fnv1a(user) % UInt64(nw))].states[user] == nil {
-                            unknown.insert(user)
-                        }
-                    }
-                } catch {
-                    slots.deinitialize().deallocate()
-                    owner.deallocate()
-                    spans.deallocate()
-                    failure = error
-                    break loop
-                }
-            }
-            var cutoff = n
-            for i in 0..<n {
-                if case .snapshot = slots[i], unknown.contains(users[i]) {
-                    slots[i] = .bad(LineError(
-                        line: lines[i].line, field: "user",
-                        message: "expected a known user (add one with `soundtrack users add`), got '\(users[i])'"))
-                }
-                if case .bad = slots[i], options.failFast, cutoff == n { cutoff = i }
-            }
-            summary.timings.load += clock.lap()
-
-            // 3. Pick, each worker its own users, into the output buffers of this block's parity,
-            // which the writer has finished with (it wrote the block before the previous one).
-            tally.wait(completed: index - 1)
-            summary.timings.stalled += clock.lap()
-            let learn = options.learn, top = options.top, record = options.recordPicks
-            let end = cutoff, sharedOwner = Shared(p: owner), parity = index % 2
-            DispatchQueue.concurrentPerform(iterations: nw) { w in
-                let worker = workers[w]
-                let out = worker.outs[parity]
-                // This worker's lines grouped by user, in input order within each user.
-                var mine: [UserLine<StateBox>] = []
-                for i in 0..<end where sharedOwner.p[i] == w {
-                    guard case .snapshot = sharedSlots.p[i] else { continue }
-                    let box = worker.states[sharedUsers.p[i]]!
-                    mine.append((box.ordinal, i, box))
-                }
-                groupByUser(&mine)
-                for (_, i, box) in mine {
-                    // Moved out, not copied; the slot then records that the line was picked.
-                    let slot = (sharedSlots.p.baseAddress! + i).move()
-                    (sharedSlots.p.baseAddress! + i).initialize(to: .picked)
-                    guard case let .snapshot(s) = consume slot else { continue }
-                    let start = out.count
-                    if learn {
-                        let seq = box.state.pickCounter
-                        let (pick, rec) = engine.pick(s, state: &box.state, top: top)
-                        if !box.touched {
-                            box.touched = true
-                            worker.touched.append(box)
-                        }
-                        if pick.bin.created { worker.created += 1 }
-                        if record { worker.picks.append((rec, seq)) }
-                        PickWriter.write(pick, includeRanked: top > 1, into: out)
-                    } else {
-                        var copy = box.state
-                        let pick = engine.pick(s, state: &copy, top: top).pick
-                        PickWriter.write(pick, includeRanked: top > 1, into: out)
-                    }
-                    out.append(0x0A)
-                    sharedSpans.p[i] = (start, out.count)
-                }
-            }
-            summary.timings.pick += clock.lap()
-
-            // 4. The block's output goes to the writer; the next block is read meanwhile.
-            writePipe.put(Unchecked(value: OutputJob(index: index, slots: slots, owner: owner, spans: spans, cutoff: cutoff)))
-            index += 1
-            summary.timings.stalled += clock.lap()
-            if record && learn {
-                do { try commit(workers, all: false) } catch {
-                    failure = error
-                    break loop
-                }
-            }
-            summary.timings.commit += clock.lap()
-            progress(BatchProgress(records: summary.records, bytes: block.consumed))
-            if cutoff < n {
-                summary.stoppedAtLine = lines[cutoff].line
-                break
-            }
-        }
-        // Stop the reader (it may be blocks ahead) and let the writer finish what it has.
-        stopReading.store(true, ordering: .relaxed)
-        if endedCleanly {
-            reader.join()
-        } else {
-            // The reader may be waiting for input that has not come yet (a pipe whose writer is
-            // still running): it is not waited for. What it hands over from now on is dropped, and
-            // it ends once its current read returns.
-            readPipe.close()
-        }
-        writePipe.put(Unchecked(value: nil))
-        writer.join()
-        if let e = failure ?? tally.failure { throw e }
-        summary.picks = tally.picks
-        summary.rejected = tally.rejected
-        summary.timings.output = tally.seconds
-        summary.binsCreated = workers.reduce(0) { $0 + $1.created }
-        _ = clock.lap()
-        if options.learn { try commit(workers, all: true) }
-        summary.timings.commit += clock.lap()
-        return summary
-    }
-
-    private var learn: Bool { options.learn }
 
     /// The workers (and the users' states) of the last run, kept until the runner goes away: a
     /// one-shot process that exits right after a run then skips freeing millions of allocations.
@@ -520,24 +570,30 @@ public final class BatchRunner: Sendable {
         }
     }
 
-    /// Writes the touched users' states (and pending pick records) in transactions of
+    /// Writes the touched users' states (and pending pick rows) in transactions of
     /// ``BatchOptions/usersPerTransaction`` users.
     private func commit(_ workers: [Worker], all: Bool) throws {
-        var bulk = BulkWrite()
+        var writes: [UserWrite] = []
+        var states = 0, picks = false
         for w in workers {
-            bulk.picks += w.picks
-            w.picks.removeAll(keepingCapacity: true)
+            // States first: a pick row's user may be new to the database (the states are the
+            // whole ones, shared with the live states until the workers change them again).
             for box in w.touched.sorted(by: { $0.state.user < $1.state.user }) {
                 box.touched = false
-                bulk.states.append(box.state)
+                writes.append(.state(box.state))
+                states += 1
                 box.state.changes = UserState.Changes()
-                if bulk.states.count >= options.usersPerTransaction && bulk.picks.isEmpty {
-                    try store.commitBulk(bulk)
-                    bulk = BulkWrite()
+                if states >= options.usersPerTransaction && !picks && w.picks.isEmpty {
+                    try store.commit(writes)
+                    writes.removeAll(keepingCapacity: true)
+                    states = 0
                 }
             }
             w.touched.removeAll(keepingCapacity: true)
+            for row in w.picks { writes.append(.pick(row, state: nil)) }
+            picks = picks || !w.picks.isEmpty
+            w.picks.removeAll(keepingCapacity: true)
         }
-        try store.commitBulk(bulk)
+        try store.commit(writes)
     }
 }

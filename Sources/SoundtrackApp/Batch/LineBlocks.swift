@@ -10,7 +10,7 @@ public struct LineBlocks {
     /// A block: its bytes and its records.
     public struct Block {
         /// The bytes of the block's lines.
-        public var bytes: ByteBuffer
+        public var bytes: ByteArena
         /// Each record's byte range in ``bytes`` and its 1-based line number.
         public var lines: [(start: Int, end: Int, line: Int)]
         /// Bytes of input consumed up to the end of this block.
@@ -40,9 +40,9 @@ public struct LineBlocks {
         var capacity = max(blockBytes, carry.count + 1)
         while true {
             // A new buffer per block (a block is handed on while the next is read); large ones are
-            // backed by huge pages (``ByteBuffer``), so that reading into it does not fault in a
+            // backed by huge pages (``ByteArena``), so that reading into it does not fault in a
             // 64 MiB block 4 KiB page by page.
-            let bytes = ByteBuffer(capacity: capacity)
+            let bytes = ByteArena(capacity: capacity)
             bytes.append(carry)
             var ended = atEnd
             while bytes.count < capacity && !ended {
@@ -74,7 +74,7 @@ public struct LineBlocks {
     }
 
     /// The records of a block of whole lines, numbered.
-    private mutating func split(_ bytes: ByteBuffer) -> [(start: Int, end: Int, line: Int)] {
+    private mutating func split(_ bytes: ByteArena) -> [(start: Int, end: Int, line: Int)] {
         var lines: [(start: Int, end: Int, line: Int)] = []
         lines.reserveCapacity(bytes.count / 256)
         bytes.withUnsafeBytes { b in

@@ -23,9 +23,15 @@ public struct LineError: Sendable, Equatable, Error, CustomStringConvertible {
         self.message = message
     }
 
-    /// An input error attributed to a line.
-    public init(line: Int, _ e: InputError) {
-        self.init(line: line, field: e.path, message: "expected \(e.expected), got \(e.got)")
+    /// An input error attributed to a record: its field and what was expected there.
+    public init(line: Int, file: String? = nil, _ e: InputError) {
+        self.init(line: line, file: file, field: e.path, message: "expected \(e.expected), got \(e.got)")
+    }
+
+    /// A record the rules rejected: the error report's one mapping of ``RuleError``, the field at
+    /// fault and what was expected there, as for bad input.
+    public init(line: Int, file: String? = nil, _ e: RuleError) {
+        self.init(line: line, file: file, field: e.field, message: "expected \(e.expected), got \(e.got)")
     }
 
     /// `line 12: weather.cloud_pct: expected …`, or `FILE: record 3: ts: expected …`.

@@ -1,9 +1,6 @@
 import Foundation
 import SoundtrackStore
 
-/// A user's state as the store loads it for batch and replay, with the time of its last event.
-typealias LoadedState = (cached: CachedUserState, lastEventAt: Double?)
-
 /// Loads users' states on `workers` threads at once (each its own read transaction of the pool),
 /// the users split by the same hash (`worker`) that assigns them to workers, and hands worker
 /// `w`'s states to `each(w, states)` on that worker's thread (users without a state are left out).
@@ -11,12 +8,12 @@ typealias LoadedState = (cached: CachedUserState, lastEventAt: Double?)
 /// Returns what `each` returned, by worker.
 func loadStatesInParallel<R>(
     store: Store, users: [String], workers: Int, defaults: [Float], worker: (String) -> Int,
-    each: @Sendable (Int, [String: LoadedState]) throws -> R
+    each: @Sendable (Int, [String: CachedUserState]) throws -> R
 ) throws -> [R] {
     let workers = max(1, workers)
     if workers == 1 || users.count < 64 {
         let loaded = try store.loadCachedStates(users: users, defaults: defaults)
-        var parts = [[String: LoadedState]](repeating: [:], count: workers)
+        var parts = [[String: CachedUserState]](repeating: [:], count: workers)
         for (user, state) in loaded { parts[worker(user)][user] = state }
         return try (0..<workers).map { try each($0, parts[$0]) }
     }

@@ -1,3 +1,4 @@
+import CSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -45,13 +46,13 @@ final class Pipe<T>: @unchecked Sendable {
     }
 }
 
-/// Runs `body` on a new thread named `name` (``nameThread(_:)``); `join()` waits for it to return.
+/// Runs `body` on a new thread named `name`; `join()` waits for it to return.
 final class BackgroundThread: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     init(name: String, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread { [done] in
-            nameThread(name)
+            _ = soundtrack_name_thread(name)
             body()
             done.signal()
         }
@@ -60,17 +61,4 @@ final class BackgroundThread: @unchecked Sendable {
     }
 
     func join() { done.wait() }
-}
-
-/// Names the calling thread as `top -H` and `perf` show it (Linux keeps 15 bytes). Foundation's
-/// `Thread.name` does not name the thread on Linux, and Glibc's `pthread_setname_np` is not
-/// imported into Swift; the kernel takes the name from this file too.
-public func nameThread(_ name: String) {
-    #if canImport(Glibc)
-    let fd = open("/proc/thread-self/comm", O_WRONLY)
-    guard fd >= 0 else { return }
-    defer { close(fd) }
-    let bytes = Array(name.utf8.prefix(15))
-    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    #endif
 }

@@ -2,6 +2,7 @@ import Foundation
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
+import SoundtrackRules
 import SoundtrackStore
 
 /// How a replay behaves.
@@ -52,6 +53,8 @@ public struct ReplaySummary: Sendable, Equatable {
     public var rejected = 0
     /// Users created (`createUsers`).
     public var usersCreated = 0
+    /// Events rejected because their user is unknown (among ``rejected``).
+    public var unknownUsers = 0
 
     /// `12 records: 9 applied, 2 duplicates skipped, 1 rejected`.
     public var description: String {
@@ -64,8 +67,9 @@ public struct ReplaySummary: Sendable, Equatable {
 ///
 /// The log is cut into blocks; each block is one durable transaction holding its applied events'
 /// feedback rows and the final states of the users they changed. The users are partitioned by a
-/// stable hash across ``ReplayOptions/workers`` threads, each applying its users' events in log
-/// order to states kept in memory, which after every commit equal the database's.
+/// stable hash across ``ReplayOptions/workers`` threads, each staging its users' events with the
+/// ``Rules`` in log order on states kept in memory, which after every commit equal the database's.
+/// An event gets the verdict `soundtrack feedback` and `POST /v1/feedback` give it.
 ///
 /// Resumability: an event is applied if and only if its row is committed, in the same transaction
 /// as its effect on the state. A run killed at any moment leaves the database at a block boundary;
@@ -75,8 +79,8 @@ public struct ReplaySummary: Sendable, Equatable {
 public final class ReplayRunner: Sendable {
     /// The database.
     public let store: Store
-    /// The engine, with the whole catalog in memory.
-    public let engine: Recommender
+    /// The rules, with the whole catalog in memory.
+    public let rules: Rules
     /// The options.
     public let options: ReplayOptions
 
@@ -100,25 +104,23 @@ public final class ReplayRunner: Sendable {
     /// Creates a runner over a service's store, loading the whole catalog into memory.
     public convenience init(service: SoundtrackService, options: ReplayOptions) throws {
         let index = CatalogIndex(tracks: try service.store.allTracks())
-        self.init(store: service.store, engine: service.engine.with(catalog: IndexCatalog(index)), options: options)
+        self.init(store: service.store, rules: Rules(engine: service.engine.with(catalog: IndexCatalog(index))), options: options)
     }
 
     /// Creates a runner.
-    public init(store: Store, engine: Recommender, options: ReplayOptions) {
+    public init(store: Store, rules: Rules, options: ReplayOptions) {
         self.store = store
-        self.engine = engine
+        self.rules = rules
         self.options = options
     }
 
+    /// A user's state through the run, boxed so that a worker changes it in place behind one lookup.
     final class UserSlot {
         var cached: CachedUserState
-        var lastAt: Double?
-        var lastLine: Int?
         /// The order in which the run first met the user: the grouping key within a block.
         let ordinal: Int
-        init(cached: CachedUserState, lastAt: Double?, ordinal: Int) {
+        init(cached: CachedUserState, ordinal: Int) {
             self.cached = cached
-            self.lastAt = lastAt
             self.ordinal = ordinal
         }
     }
@@ -126,16 +128,18 @@ public final class ReplayRunner: Sendable {
     final class Worker: @unchecked Sendable {
         var users: [String: UserSlot] = [:]
         var touched: [String] = []
+        /// An error that is not a verdict (it ends the run).
+        var failure: (any Error)?
     }
 
     enum Verdict {
         case pending
-        case apply
-        /// Applied; its row waits in the block's ``BulkWrite/feedback``.
+        /// Applied; its row waits in the block's rows.
         case applied
         case duplicate
-        case repeatInBlock(first: Int)
         case rejected(LineError)
+        /// Rejected because its user is unknown (counted apart, for the hint about `--create-users`).
+        case unknownUser(LineError)
     }
 
     struct Shared<T>: @unchecked Sendable {
@@ -148,10 +152,13 @@ public final class ReplayRunner: Sendable {
         var unknown = Set<String>()
         /// Users met so far (each ``UserSlot`` gets the next ordinal).
         var usersMet = 0
-        /// Ids seen in this run: owner and whether the event was applied (or found applied before).
-        var ids: [String: (user: String, applied: Bool, line: Int)] = [:]
+        /// The owner of every event id applied in this run or found applied before it (rule 1 of
+        /// ``Rules``). Written between rounds only, read by the workers during them.
+        var owners: [String: String] = [:]
         var summary = ReplaySummary()
         init(workers: Int) { self.workers = (0..<workers).map { _ in Worker() } }
+
+        func worker(of user: String) -> Int { Int(StableHash.fnv1a(user) % UInt64(workers.count)) }
     }
 
     /// Replays a JSON Lines log of feedback events.
@@ -170,9 +177,9 @@ public final class ReplayRunner: Sendable {
         }
     }
 
-    /// Runs `body` with the writer's large page cache and, for a file database, checkpoints on a
-    /// thread of their own instead of inside commits (``LogCheckpoints``). The writer itself never
-    /// checkpoints (an in-memory database has no write-ahead log at all).
+    /// Runs `body` with a large page cache on the write connection and, for a file database,
+    /// checkpoints on a thread of their own instead of inside commits (``LogCheckpoints``). The
+    /// commits themselves never checkpoint (an in-memory database has no write-ahead log at all).
     private func withCheckpoints<T>(_ body: (LogCheckpoints?) throws -> T) throws -> T {
         let checkpointer = try store.path.map { _ in try WALCheckpointer(store: store) }
         return try store.withLargeCache(cacheMiB: options.cacheMiB, checkpointPages: 0) {
@@ -191,31 +198,34 @@ public final class ReplayRunner: Sendable {
         let committer = Committer(store: store, checkpoints: checkpoints)
         defer { committer.stop() }
         var blocks = LineBlocks(blockBytes: options.blockBytes, read: read)
-        let strict = options.strict
         while let block = try blocks.next() {
-            let n = block.lines.count
-            // Decoded in parallel straight into the array's storage (each element initialized
-            // once, by the worker of its range): an item holds a whole event inline, and copying
-            // the block's items into an array afterwards moved ~50 MB and retained every string.
-            let items = [Item](unsafeUninitializedCapacity: n) { storage, count in
-                let shared = Shared(p: storage)
-                block.forEachRecordInParallel(workers: nw) { i, line, rec in
-                    let item: Item
-                    do throws(InputError) {
-                        item = Item(line: line, event: .success(try FeedbackEvent.decode(bytes: rec, strict: strict)))
-                    } catch {
-                        item = Item(line: line, event: .failure(LineError(line: line, error)))
-                    }
-                    (shared.p.baseAddress! + i).initialize(to: item)
-                }
-                count = n
-            }
-            let staged = try stage(items, run: run)
+            let staged = try stage(decode(block, workers: nw), run: run)
             try reportPrevious(committer, run, reject, progress)
             committer.submit(staged, done: block.consumed)
         }
         try reportPrevious(committer, run, reject, progress)
         return run.summary
+    }
+
+    /// A block's events, decoded in parallel straight into the array's storage (each element
+    /// initialized once, by the worker of its range): an item holds a whole event inline, and
+    /// copying the block's items into an array afterwards moved ~50 MB and retained every string.
+    private func decode(_ block: LineBlocks.Block, workers: Int) -> [Item] {
+        let n = block.lines.count
+        let strict = options.strict
+        return [Item](unsafeUninitializedCapacity: n) { storage, count in
+            let shared = Shared(p: storage)
+            block.forEachRecordInParallel(workers: workers) { i, line, rec in
+                let item: Item
+                do throws(InputError) {
+                    item = Item(line: line, event: .success(try FeedbackEvent.decode(bytes: rec, strict: strict)))
+                } catch {
+                    item = Item(line: line, event: .failure(LineError(line: line, error)))
+                }
+                (shared.p.baseAddress! + i).initialize(to: item)
+            }
+            count = n
+        }
     }
 
     /// Replays decoded events (an import), in order, in blocks of ``ReplayOptions/blockEvents``.
@@ -244,7 +254,7 @@ public final class ReplayRunner: Sendable {
     /// A block applied in memory, waiting for its transaction.
     struct Staged: @unchecked Sendable {
         var verdicts: [Verdict]
-        var bulk: BulkWrite
+        var writes: [UserWrite]
     }
 
     /// Commits staged blocks on its own thread, one at a time and in order, while the next block
@@ -260,7 +270,7 @@ public final class ReplayRunner: Sendable {
             thread = BackgroundThread(name: "replay-commit") {
                 while let (staged, done) = jobs.take() {
                     do {
-                        try store.commitBulk(staged.bulk)
+                        try store.commit(staged.writes)
                         checkpoints?.afterCommit()
                         results.put((staged, done, nil))
                     } catch {
@@ -299,208 +309,55 @@ public final class ReplayRunner: Sendable {
         }
     }
 
-    /// Decodes nothing, writes nothing: checks a block's events (ids, users, times, tracks, picks),
-    /// applies them to the in-memory states and returns the block's transaction, ready to commit.
-    /// The ids it applies or rejects are recorded at once, so the next block is checked against
-    /// them while this one commits.
+    /// The id, user and pick of each decoded event of a block (`nil`: a record that did not
+    /// decode), read once: matching an event out of its item copies the event.
+    typealias Key = (id: String, user: String, pickId: String?)
+
+    /// Decodes nothing, writes nothing: judges a block's events by the ``Rules`` against the
+    /// in-memory states, changing them, and returns the block's transaction, ready to commit. The
+    /// ids it applies are recorded at once, so the next block is judged against them while this one
+    /// commits.
+    ///
+    /// The events are applied in rounds: each round is the longest run of events whose ids do not
+    /// repeat, applied by the workers in parallel (each its users, each user's in log order), so
+    /// that an event repeating the id of one before it is judged once that one is settled, as one
+    /// event after the other would be.
     private func stage(_ items: [Item], run: RunState) throws -> Staged {
         let n = items.count
-        let nw = run.workers.count
         run.summary.records += n
         let verdicts = UnsafeMutableBufferPointer<Verdict>.allocate(capacity: n)
         verdicts.initialize(repeating: .pending)
-        // The rows of applied events, by line, moved into the block's write in order.
-        let rows = UnsafeMutableBufferPointer<AppliedFeedback?>.allocate(capacity: n)
+        // The rows of applied events, by line, moved into the block's writes in order.
+        let rows = UnsafeMutableBufferPointer<FeedbackRow?>.allocate(capacity: n)
         rows.initialize(repeating: nil)
-        let owner = UnsafeMutableBufferPointer<Int>.allocate(capacity: n)
-        owner.initialize(repeating: -1)
         defer {
             verdicts.deinitialize().deallocate()
             rows.deinitialize().deallocate()
-            owner.deallocate()
         }
-        func bad(_ i: Int, _ field: String, _ message: String) -> Verdict {
-            .rejected(LineError(line: items[i].line, file: items[i].file, field: field, message: message))
-        }
-
-        // 1. Ids: applied before (in the database or earlier in this run), or repeated in this block.
-        // Each event's id and user, read once (matching an event out of its item copies the event).
-        let keys: [(id: String, user: String, pickId: String?)?] = items.map { item in
+        let keys: [Key?] = items.map { item in
             if case let .success(e) = item.event { (e.id, e.user, e.pickId) } else { nil }
         }
-        var fresh: [String] = []
-        for k in keys {
-            if let k, run.ids[k.id] == nil { fresh.append(k.id) }
-        }
-        let committed = try store.feedbackOwners(ids: fresh)
-        for (id, user) in committed where run.ids[id] == nil { run.ids[id] = (user, true, 0) }
-        var firstInBlock: [String: Int] = [:]
-        var missing: [String] = []
-        var missingSet = Set<String>()
-        var pickIds: [String] = []
         for i in 0..<n {
-            guard let e = keys[i] else {
-                if case let .failure(error) = items[i].event { verdicts[i] = .rejected(error) }
-                continue
-            }
-            if let seen = run.ids[e.id] {
-                if seen.user != e.user {
-                    verdicts[i] = bad(i, "id", "expected an event id not used by another user, got '\(e.id)'")
-                } else if seen.applied {
-                    verdicts[i] = .duplicate
-                } else {
-                    verdicts[i] = bad(i, "id", "expected an event id not used by an earlier record, got '\(e.id)' (record \(seen.line) was rejected)")
-                }
-                continue
-            }
-            if let first = firstInBlock[e.id] {
-                verdicts[i] = .repeatInBlock(first: first)
-                continue
-            }
-            firstInBlock[e.id] = i
-            let w = Int(StableHash.fnv1a(e.user) % UInt64(nw))
-            if run.workers[w].users[e.user] == nil && !run.unknown.contains(e.user) && missingSet.insert(e.user).inserted {
-                missing.append(e.user)
-            }
-            owner[i] = w
-            if let p = e.pickId { pickIds.append(p) }
-            verdicts[i] = .apply
+            if case let .failure(error) = items[i].event { verdicts[i] = .rejected(error) }
         }
-
-        // 2. Users seen for the first time: load them, or create them, or reject their events.
-        var bulk = BulkWrite()
-        bulk.at = options.now
-        if !missing.isEmpty {
-            let loaded = try loadStatesInParallel(
-                store: store, users: missing, workers: nw, defaults: engine.config.defaultWeights,
-                worker: { Int(StableHash.fnv1a($0) % UInt64(nw)) }, each: { _, states in states })
-            for user in missing {
-                let w = Int(StableHash.fnv1a(user) % UInt64(nw))
-                if let l = loaded[w][user] {
-                    run.workers[w].users[user] = UserSlot(cached: l.cached, lastAt: l.lastEventAt, ordinal: run.usersMet)
-                    run.usersMet += 1
-                } else if options.createUsers {
-                    run.workers[w].users[user] = UserSlot(
-                        cached: CachedUserState(state: engine.newUser(user), feedbackSeq: 0, keepRawSnapshots: false), lastAt: nil,
-                        ordinal: run.usersMet)
-                    run.usersMet += 1
-                    bulk.newUsers.append(user)
-                    run.summary.usersCreated += 1
-                } else {
-                    run.unknown.insert(user)
-                }
-            }
-        }
-        for i in 0..<n {
-            if case .apply = verdicts[i], let e = keys[i], run.unknown.contains(e.user) {
-                verdicts[i] = bad(i, "user", "expected a known user (add one with `soundtrack users add`, or replay with --create-users), got '\(e.user)'")
-                owner[i] = -1
-            }
-        }
+        try lookUpOwners(keys, run)
+        // The worker of each event's user (-1: a record that did not decode), hashed once.
+        let workerOf: [Int] = keys.map { k in k.map { run.worker(of: $0.user) } ?? -1 }
+        var writes = try meetUsers(keys, workerOf, run)
+        // The picks named by events that rule 1 does not decide.
+        let pickIds = keys.compactMap { k in k.flatMap { Rules.needsState(appliedBy: run.owners[$0.id]) ? $0.pickId : nil } }
         let picks = pickIds.isEmpty ? [:] : try store.pickRecords(ids: pickIds)
 
-        // 3. Apply, each worker its own users, grouped by user (``groupByUser(_:)``: a user's state,
-        // 32 KB of scoring rows alone for 32 bins, stays in the cache across its events), each
-        // user's events in log order.
-        let sharedVerdicts = Shared(p: verdicts), sharedOwner = Shared(p: owner), sharedRows = Shared(p: rows)
-        let engine = self.engine
-        let catalog = engine.catalog
-        DispatchQueue.concurrentPerform(iterations: nw) { w in
-            let worker = run.workers[w]
-            worker.touched.removeAll(keepingCapacity: true)
-            var mine: [UserLine<UserSlot>] = []
-            for i in 0..<n where sharedOwner.p[i] == w {
-                guard let k = keys[i], let slot = worker.users[k.user] else { continue }
-                mine.append((slot.ordinal, i, slot))
+        var start = 0
+        while start < n {
+            let end = Self.roundEnd(keys, from: start)
+            try applyRound(items, keys, workerOf, start..<end, picks: picks, run: run, verdicts: Shared(p: verdicts), rows: Shared(p: rows))
+            for i in start..<end {
+                if case .applied = verdicts[i], let k = keys[i] { run.owners[k.id] = k.user }
             }
-            groupByUser(&mine)
-            for (_, i, slot) in mine {
-                guard case let .success(e) = items[i].event else { continue }
-                func fail(_ field: String, _ message: String) {
-                    sharedVerdicts.p[i] = .rejected(LineError(line: items[i].line, file: items[i].file, field: field, message: message))
-                }
-                let at = e.at.date.timeIntervalSince1970
-                if let last = slot.lastAt, at < last {
-                    let when = Timestamp(date: Date(timeIntervalSince1970: last), offsetSeconds: e.at.offsetSeconds).rfc3339
-                    fail("at", "expected a time not before the user's previous event (\(when)\(slot.lastLine.map { ", record \($0)" } ?? "")), got '\(e.at.rfc3339)' (events must be in time order per user)")
-                    continue
-                }
-                if catalog.track(id: e.track) == nil {
-                    fail("track", "expected a track id of the catalog, got '\(e.track)'")
-                    continue
-                }
-                var record: PickRecord?
-                if let p = e.pickId, let r = picks[p] {
-                    guard r.user == e.user else {
-                        fail("pick_id", "expected a pick of user '\(e.user)', got '\(p)'")
-                        continue
-                    }
-                    record = r
-                }
-                let hasBin = record.map { r in slot.cached.state.binIndex(number: r.binNumber) != nil } ?? false
-                guard hasBin || e.snapshot != nil else {
-                    if let p = e.pickId {
-                        fail("pick_id", record == nil ? "expected a pick of user '\(e.user)', got '\(p)'" : "expected a pick whose bin still exists, got '\(p)'")
-                    } else {
-                        fail("pick_id", "expected a pick of this user or an embedded snapshot, got nothing")
-                    }
-                    continue
-                }
-                do throws(InputError) {
-                    let outcome = try engine.feedback(e, pick: record, state: &slot.cached.state)
-                    slot.cached.feedbackSeq += 1
-                    slot.lastAt = at
-                    slot.lastLine = items[i].line
-                    // The row keeps the snapshot only for users who keep raw snapshots; without it the
-                    // row is moved into the block's write without retaining the snapshot's fields.
-                    var stored = e
-                    if !slot.cached.keepRawSnapshots { stored.snapshot = nil }
-                    sharedRows.p[i] = AppliedFeedback(
-                        event: stored, outcome: outcome, seq: slot.cached.feedbackSeq, keepSnapshot: slot.cached.keepRawSnapshots)
-                    sharedVerdicts.p[i] = .applied
-                    worker.touched.append(e.user)
-                } catch {
-                    fail(error.path, "expected \(error.expected), got \(error.got)")
-                }
-            }
+            start = end
         }
-
-        // 4. One transaction: the block's feedback rows and the states they changed.
-        for w in run.workers {
-            var done = Set<String>()
-            for user in w.touched where done.insert(user).inserted {
-                let slot = w.users[user]!
-                bulk.states.append(slot.cached.state)
-                slot.cached.state.changes = UserState.Changes()
-            }
-        }
-        bulk.feedback.reserveCapacity(n)
-        for i in 0..<n {
-            if case .applied = verdicts[i], let f = rows[i].take() { bulk.feedback.append(f) }
-        }
-
-        // 5. Settle repeats within the block and record every id, in order.
-        for i in 0..<n {
-            switch verdicts[i] {
-            case .applied:
-                if let e = keys[i] { run.ids[e.id] = (e.user, true, items[i].line) }
-            case let .repeatInBlock(first):
-                guard let e = keys[i], let fe = keys[first] else { continue }
-                if fe.user != e.user {
-                    verdicts[i] = bad(i, "id", "expected an event id not used by another user, got '\(e.id)'")
-                } else if case .applied = verdicts[first] {
-                    verdicts[i] = .duplicate
-                    continue
-                } else {
-                    verdicts[i] = bad(i, "id", "expected an event id not used by an earlier record, got '\(e.id)' (record \(items[first].line) was rejected)")
-                }
-                if run.ids[e.id] == nil { run.ids[e.id] = (e.user, false, items[i].line) }
-            case .rejected:
-                if let e = keys[i], run.ids[e.id] == nil { run.ids[e.id] = (e.user, false, items[i].line) }
-            default:
-                break
-            }
-        }
+        writes += collectWrites(run, rows: rows, verdicts: verdicts)
         // Moved out, not copied; the buffer is then filled again (with a value that holds nothing)
         // for the `defer` that deinitializes it.
         let settled = [Verdict](unsafeUninitializedCapacity: n) { out, count in
@@ -508,7 +365,138 @@ public final class ReplayRunner: Sendable {
             count = n
         }
         verdicts.initialize(repeating: .pending)
-        return Staged(verdicts: settled, bulk: bulk)
+        return Staged(verdicts: settled, writes: writes)
+    }
+
+    /// Rule 1 needs the owner of each id: this run's applied ids are known; the others are looked
+    /// up in the database, once per block.
+    private func lookUpOwners(_ keys: [Key?], _ run: RunState) throws {
+        var fresh: [String] = []
+        for k in keys {
+            if let k, run.owners[k.id] == nil { fresh.append(k.id) }
+        }
+        for (id, user) in try store.feedbackOwners(ids: fresh) { run.owners[id] = user }
+    }
+
+    /// The users a block names for the first time, with an event that needs their state: loaded
+    /// from the database, else created (`createUsers`: the returned writes add them), else unknown
+    /// for the rest of the run. (A replay run again finds every id applied and loads no one.)
+    private func meetUsers(_ keys: [Key?], _ workerOf: [Int], _ run: RunState) throws -> [UserWrite] {
+        var missing: [String] = []
+        var seen = Set<String>()
+        for (i, k) in keys.enumerated() {
+            guard let k, Rules.needsState(appliedBy: run.owners[k.id]) else { continue }
+            guard run.workers[workerOf[i]].users[k.user] == nil, !run.unknown.contains(k.user) else { continue }
+            if seen.insert(k.user).inserted { missing.append(k.user) }
+        }
+        guard !missing.isEmpty else { return [] }
+        let loaded = try loadStatesInParallel(
+            store: store, users: missing, workers: run.workers.count, defaults: rules.engine.config.defaultWeights,
+            worker: run.worker(of:), each: { _, states in states })
+        var writes: [UserWrite] = []
+        for user in missing {
+            let w = run.worker(of: user)
+            var cached = loaded[w][user]
+            if cached == nil && options.createUsers {
+                cached = CachedUserState(state: rules.engine.newUser(user))
+                writes.append(.addUser(user, at: options.now))
+                run.summary.usersCreated += 1
+            }
+            guard let cached else {
+                run.unknown.insert(user)
+                continue
+            }
+            run.workers[w].users[user] = UserSlot(cached: cached, ordinal: run.usersMet)
+            run.usersMet += 1
+        }
+        return writes
+    }
+
+    /// The end of the round that starts at `start`: the first event whose id an event of the
+    /// round already has (or the end of the block).
+    static func roundEnd(_ keys: [Key?], from start: Int) -> Int {
+        var ids = Set<String>()
+        for i in start..<keys.count {
+            guard let k = keys[i] else { continue }
+            if !ids.insert(k.id).inserted { return i }
+        }
+        return keys.count
+    }
+
+    /// Judges the events of one round: those of users without a state here (unknown users, and
+    /// users not loaded because rule 1 decides all their events), the others on the workers, each
+    /// worker its own users grouped by user (``groupByUser(_:)``: a user's state, 32 KB of scoring
+    /// rows alone for 32 bins, stays in the cache across its events), each user's events in log order.
+    private func applyRound(
+        _ items: [Item], _ keys: [Key?], _ workerOf: [Int], _ round: Range<Int>, picks: [String: PickRecord], run: RunState,
+        verdicts: Shared<Verdict>, rows: Shared<FeedbackRow?>
+    ) throws {
+        for i in round {
+            guard let k = keys[i], run.workers[workerOf[i]].users[k.user] == nil, case let .success(e) = items[i].event else {
+                continue
+            }
+            do {
+                if try rules.stageFeedbackOfUnknownUser(e, appliedBy: run.owners[k.id]) == .duplicate { verdicts.p[i] = .duplicate }
+            } catch {
+                let line = LineError(line: items[i].line, file: items[i].file, error)
+                if case .unknownUser = error { verdicts.p[i] = .unknownUser(line) } else { verdicts.p[i] = .rejected(line) }
+            }
+        }
+        let rules = self.rules, owners = run.owners
+        DispatchQueue.concurrentPerform(iterations: run.workers.count) { w in
+            let worker = run.workers[w]
+            var mine: [UserLine<UserSlot>] = []
+            for i in round where workerOf[i] == w {
+                guard let k = keys[i], let slot = worker.users[k.user] else { continue }
+                mine.append((slot.ordinal, i, slot))
+            }
+            groupByUser(&mine)
+            for (_, i, slot) in mine {
+                guard case let .success(e) = items[i].event else { continue }
+                do {
+                    let verdict = try rules.stageFeedback(e, appliedBy: owners[e.id], user: &slot.cached) { picks[$0] }
+                    guard case let .applied(row) = verdict else {
+                        verdicts.p[i] = .duplicate
+                        continue
+                    }
+                    rows.p[i] = row
+                    verdicts.p[i] = .applied
+                    worker.touched.append(e.user)
+                } catch let error as RuleError {
+                    verdicts.p[i] = .rejected(LineError(line: items[i].line, file: items[i].file, error))
+                } catch let error as InputError {
+                    verdicts.p[i] = .rejected(LineError(line: items[i].line, file: items[i].file, error))
+                } catch {
+                    if worker.failure == nil { worker.failure = error }
+                }
+            }
+        }
+        for w in run.workers {
+            if let e = w.failure { throw e }
+        }
+    }
+
+    /// The block's transaction: the final state of each user it changed, then its applied events'
+    /// rows in log order.
+    private func collectWrites(_ run: RunState, rows: UnsafeMutableBufferPointer<FeedbackRow?>, verdicts: UnsafeMutableBufferPointer<Verdict>) -> [UserWrite] {
+        var writes: [UserWrite] = []
+        for w in run.workers {
+            var done = Set<String>()
+            for user in w.touched where done.insert(user).inserted {
+                // The whole state, shared with the live one until the workers change it again.
+                let slot = w.users[user]!
+                writes.append(.state(slot.cached.state))
+                slot.cached.state.changes = UserState.Changes()
+            }
+            w.touched.removeAll(keepingCapacity: true)
+        }
+        var applied: [FeedbackRow] = []
+        applied.reserveCapacity(rows.count)
+        for i in 0..<rows.count {
+            if case .applied = verdicts[i], let row = rows[i].take() { applied.append(row) }
+        }
+        if !applied.isEmpty { writes.append(.feedbackRows(applied)) }
+        return writes
     }
 
     /// Counts a committed block's events and reports its rejected records, in order.
@@ -529,7 +517,11 @@ public final class ReplayRunner: Sendable {
             case let .rejected(err):
                 run.summary.rejected += 1
                 try reject(err)
-            default: break
+            case let .unknownUser(err):
+                run.summary.rejected += 1
+                run.summary.unknownUsers += 1
+                try reject(err)
+            case .pending: break
             }
         }
     }

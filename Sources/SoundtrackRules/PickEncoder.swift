@@ -1,15 +1,16 @@
 import SoundtrackContext
 import SoundtrackEngine
 
-/// A hand-written JSON encoder for picks: the same bytes as `pick.json(includeRanked:).serialized()`,
-/// appended to a byte buffer without building a `JSONValue` tree.
-public enum PickWriter {
+/// The wire encoder of picks, for the HTTP service and batch: the same bytes as
+/// `pick.json(includeRanked:).serialized()`, appended to a ``ByteArena`` without building a
+/// `JSONValue` tree (SWAR string escaping, fixed three-decimal numbers).
+public enum PickEncoder {
     /// Appends the pick's JSON (no newline).
     /// - Parameters:
     ///   - pick: the pick.
     ///   - includeRanked: whether to write the `ranked` list (`--top K` with K > 1).
     ///   - out: the buffer to append to.
-    public static func write(_ pick: Pick, includeRanked: Bool = false, into out: ByteBuffer) {
+    public static func write(_ pick: Pick, includeRanked: Bool = false, into out: ByteArena) {
         out.append("{\"pick_id\":")
         out.appendJSONString(pick.pickId)
         out.append(",\"user\":")
@@ -56,7 +57,7 @@ public enum PickWriter {
         out.append(UInt8(ascii: "}"))
     }
 
-    static func bin(_ b: Pick.BinSummary, created: Bool, _ out: ByteBuffer) {
+    static func bin(_ b: Pick.BinSummary, created: Bool, _ out: ByteArena) {
         out.append("{\"id\":")
         out.appendJSONString(b.id)
         out.append(",\"label\":")
@@ -69,7 +70,7 @@ public enum PickWriter {
         out.append(UInt8(ascii: "}"))
     }
 
-    static func track(_ t: Pick.TrackSummary, _ out: ByteBuffer) {
+    static func track(_ t: Pick.TrackSummary, _ out: ByteArena) {
         out.append("{\"id\":")
         out.appendJSONString(t.id)
         out.append(",\"title\":")

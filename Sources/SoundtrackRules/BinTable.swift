@@ -3,7 +3,8 @@ import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackStore
 
-/// Renders a user's bins as a readable table.
+/// A user's bins as the front-ends show them: a readable table (`soundtrack bins`, the demo) and
+/// the wire JSON (`bins --json`, `GET /v1/users/{id}/bins`).
 public enum BinTable {
     /// One line per bin: id, label, size, likes, dislikes, observations, prior, best tracks.
     public static func render(_ bins: [Bin], store: Store) throws -> [String] {
@@ -20,7 +21,8 @@ public enum BinTable {
         var widths = [Int](repeating: 0, count: rows[0].count)
         for r in rows { for (i, c) in r.enumerated() where i < r.count - 1 { widths[i] = max(widths[i], c.count) } }
         return rows.map { r in
-            "  " + r.enumerated().map { i, c in i < r.count - 1 ? c.padding(toLength: widths[i], withPad: " ", startingAt: 0) : c }
+            "  "
+                + r.enumerated().map { i, c in i < r.count - 1 ? c.padding(toLength: widths[i], withPad: " ", startingAt: 0) : c }
                 .joined(separator: "  ")
         }
     }
@@ -31,16 +33,22 @@ public enum BinTable {
 
     /// The bins as a JSON array (for `bins --json`): id, label, observations, prior and songs with counts.
     public static func json(_ bins: [Bin], user: String) -> String {
-        JSONValue.array(bins.map { b in
-            .object([
-                ("id", .string(b.id)), ("user", .string(user)), ("label", .string(b.label)),
-                ("observations", .number(Double(b.observations))),
-                ("prior", b.prior.map(JSONValue.string) ?? .null),
-                ("created_at", .string(Timestamp(date: b.createdAt, offsetSeconds: 0).rfc3339)),
-                ("songs", .array(b.songs.map {
-                    .object([("track", .string($0.trackId)), ("likes", .number(Double($0.likes))), ("dislikes", .number(Double($0.dislikes)))])
-                })),
-            ])
-        }).serialized()
+        JSONValue.array(
+            bins.map { b in
+                .object([
+                    ("id", .string(b.id)), ("user", .string(user)), ("label", .string(b.label)),
+                    ("observations", .number(Double(b.observations))),
+                    ("prior", b.prior.map(JSONValue.string) ?? .null),
+                    ("created_at", .string(Timestamp(date: b.createdAt, offsetSeconds: 0).rfc3339)),
+                    (
+                        "songs",
+                        .array(
+                            b.songs.map {
+                                .object([("track", .string($0.trackId)), ("likes", .number(Double($0.likes))), ("dislikes", .number(Double($0.dislikes)))])
+                            })
+                    )
+                ])
+            }
+        ).serialized()
     }
 }

@@ -2,26 +2,27 @@ import Dispatch
 import Foundation
 import Logging
 import ServiceLifecycle
-import Synchronization
 import SoundtrackStore
+import Synchronization
 
-/// The single writer: takes the writes the request handlers queue, commits everything queued
-/// so far in one transaction (group commit), then fulfils their tickets. It runs as a service
-/// and, on graceful shutdown, commits what is left before it returns.
+/// The service's single committer: takes the ``UserWrite``s the request handlers queue, commits
+/// everything queued so far in one transaction (group commit), then fulfils their tickets. It
+/// runs as a service and, on graceful shutdown, commits what is left before it returns.
 ///
-/// The commits run on a thread of their own, not on Swift's cooperative pool: a commit blocks
-/// in SQLite (and in `fsync`), and on the pool every step of the writer would wait in line
-/// behind the request handlers' jobs. The queue is bounded (``GroupCommitWriter/admit()``), so
-/// a writer that falls behind slows the picks down instead of piling up writes in memory.
-final class GroupCommitWriter: Service, Sendable {
+/// The commits run on a thread of their own (`st-commit`), not on Swift's cooperative pool: a
+/// commit blocks in SQLite (and in `fsync`), and on the pool every step of the committer would
+/// wait in line behind the request handlers' jobs. The queue is bounded
+/// (``GroupCommitter/admit()``), so a committer that falls behind slows the picks down instead of
+/// piling up writes in memory.
+final class GroupCommitter: Service, Sendable {
     /// Writes taken together: the writes (handed to the store as they are) and their tickets.
     struct Batch: Sendable {
-        var writes: [PendingWrite] = []
+        var writes: [UserWrite] = []
         var tickets: [CommitTicket?] = []
         var count: Int { writes.count }
         var isEmpty: Bool { writes.isEmpty }
 
-        mutating func append(_ write: PendingWrite, _ ticket: CommitTicket?) {
+        mutating func append(_ write: UserWrite, _ ticket: CommitTicket?) {
             writes.append(write)
             tickets.append(ticket)
         }
@@ -36,7 +37,7 @@ final class GroupCommitWriter: Service, Sendable {
     }
 
     private enum Waiting {
-        /// The writer thread is awake.
+        /// The commit thread is awake.
         case no
         /// It sleeps until a write comes.
         case forWrites
@@ -46,7 +47,7 @@ final class GroupCommitWriter: Service, Sendable {
 
     private struct State {
         var items = Batch()
-        /// Whether the writer thread sleeps (then `wake` must be signalled for it to go on).
+        /// Whether the commit thread sleeps (then `wake` must be signalled for it to go on).
         var waiting = Waiting.no
         /// Whether a queued write has someone waiting for its commit (feedback, forget).
         var urgent = false
@@ -61,18 +62,18 @@ final class GroupCommitWriter: Service, Sendable {
     private let maxBatch: Int
     private let maxQueued: Int
     private let pickDelay: Duration
-    /// The nice value the writer thread adds to its priority (``ServerConfiguration/backgroundNice``).
+    /// The nice value the commit thread adds to its priority (``ServerConfiguration/backgroundNice``).
     private let nice: Int32
     private let logger: Logger
     private let metrics: ServerMetrics
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     /// Called with the writes of each commit (committed: `nil`; failed: the error) before their tickets complete.
-    let settled: @Sendable ([PendingWrite], (any Error)?) -> Void
+    let settled: @Sendable ([UserWrite], (any Error)?) -> Void
 
     init(
         store: Store, maxBatch: Int, maxQueued: Int, pickDelay: Duration, nice: Int32 = 0, metrics: ServerMetrics, logger: Logger,
-        settled: @escaping @Sendable ([PendingWrite], (any Error)?) -> Void
+        settled: @escaping @Sendable ([UserWrite], (any Error)?) -> Void
     ) {
         self.store = store
         self.nice = nice
@@ -85,14 +86,14 @@ final class GroupCommitWriter: Service, Sendable {
     }
 
     /// Waits while the queue holds `maxQueued` writes or more (back-pressure for picks, which do
-    /// not otherwise wait for the writer). Returns at once when the writer is closed.
+    /// not otherwise wait for the committer). Returns at once when the committer is closed.
     func admit() async {
         if state.withLock({ $0.items.count < maxQueued || $0.closed }) { return }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let (now, signal) = state.withLock { s in
                 if s.items.count < maxQueued || s.closed { return (true, false) }
                 s.admissions.append(c)
-                // A writer holding picks back commits them now: someone waits for room.
+                // A committer holding picks back commits them now: someone waits for room.
                 guard s.waiting == .toGather else { return (false, false) }
                 s.waiting = .no
                 return (false, true)
@@ -102,8 +103,8 @@ final class GroupCommitWriter: Service, Sendable {
         }
     }
 
-    /// Queues a write. - Throws: ``APIError/unavailable`` once the writer has stopped taking writes.
-    func enqueue(_ write: PendingWrite, ticket: CommitTicket?) throws(APIError) {
+    /// Queues a write. - Throws: ``APIError/unavailable`` once the committer has stopped taking writes.
+    func enqueue(_ write: UserWrite, ticket: CommitTicket?) throws(APIError) {
         let signal: Bool = try state.withLock { (s: inout State) throws(APIError) in
             guard !s.closed else { throw APIError.unavailable }
             if s.items.isEmpty { s.oldest = .now }
@@ -121,7 +122,7 @@ final class GroupCommitWriter: Service, Sendable {
         if signal { wake.signal() }
     }
 
-    /// Whether the writer still takes writes.
+    /// Whether the committer still takes writes.
     var isOpen: Bool { state.withLock { !$0.closed } }
 
     /// Stops taking writes; what is queued is still committed.
@@ -139,11 +140,11 @@ final class GroupCommitWriter: Service, Sendable {
     }
 
     func run() async throws {
-        await runOnThread(named: "st-writer", nice: nice, loop, stop: close)
-        logger.info("writer stopped: every queued write is committed")
+        await runOnThread(named: "st-commit", nice: nice, loop, stop: close)
+        logger.info("committer stopped: every queued write is committed")
     }
 
-    /// The writer thread: takes what is queued, commits it, settles it; sleeps when there is nothing.
+    /// The commit thread: takes what is queued, commits it, settles it; sleeps when there is nothing.
     /// Picks alone are held back up to `pickDelay` so that more of them share a transaction (each
     /// transaction rewrites the index and session pages it touches, whatever the number of rows).
     private func loop() {
@@ -215,7 +216,7 @@ final class GroupCommitWriter: Service, Sendable {
                     try store.commit(one.writes)
                     settle(one, nil)
                 } catch {
-                    logger.error("write failed", metadata: ["user": "\(write.user)", "error": "\(Self.describe(error))"])
+                    logger.error("write failed", metadata: ["users": "\(write.users.joined(separator: ","))", "error": "\(Self.describe(error))"])
                     settle(one, error)
                 }
             }

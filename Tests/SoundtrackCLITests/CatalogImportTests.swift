@@ -26,7 +26,7 @@ struct CatalogImportTests {
         try a.write(to: file)
         let store = try Store(path: dir.appendingPathComponent("s.sqlite").path)
         // Small batches, so that several transactions are exercised.
-        let report = try Bootstrap.importCatalog(file, into: store, batchSize: 700)
+        let report = try store.importCatalog(file, batchSize: 700)
         #expect(report.accepted == 3000)
         #expect(report.rejectedCount == 0)
         #expect(try store.trackCount() == 3000)
@@ -35,7 +35,7 @@ struct CatalogImportTests {
         #expect(tracks.filter { $0.audio.energy == nil }.count > 100)
         #expect(Set(tracks.flatMap(\.genres)).isSubset(of: ["pop", "rock", "jazz"]))
         // Importing the same file again upserts: no new rows.
-        _ = try Bootstrap.importCatalog(file, into: store)
+        _ = try store.importCatalog(file)
         #expect(try store.trackCount() == 3000)
     }
 

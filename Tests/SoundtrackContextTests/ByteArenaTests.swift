@@ -3,9 +3,9 @@ import SoundtrackContext
 import Testing
 
 /// The hand-written encoders of the batch path must produce the very bytes of the general ones.
-@Suite("ByteBuffer encodes as JSONValue does")
-struct ByteBufferTests {
-    func text(_ b: ByteBuffer) -> String { String(decoding: b.array, as: UTF8.self) }
+@Suite("ByteArena encodes as JSONValue does")
+struct ByteArenaTests {
+    func text(_ b: ByteArena) -> String { String(decoding: b.array, as: UTF8.self) }
 
     @Test("Strings: escapes, control characters, quotes, backslashes and non-ASCII, at every length and offset")
     func stringsMatchTheGeneralWriter() throws {
@@ -16,7 +16,7 @@ struct ByteBufferTests {
                 let s = (0..<length).map { _ in pieces[Int.random(in: 0..<pieces.count, using: &rng)] }.joined()
                 var expected: [UInt8] = []
                 JSONValue.writeString(s, into: &expected)
-                let b = ByteBuffer(capacity: 16)
+                let b = ByteArena(capacity: 16)
                 b.append("x")  // an unaligned start
                 b.appendJSONString(s)
                 #expect(Array(b.array.dropFirst()) == expected, "\(s.debugDescription)")
@@ -35,7 +35,7 @@ struct ByteBufferTests {
         for v in values {
             var expected: [UInt8] = []
             JSONValue.writeNumber((Double(v) * 1000).rounded() / 1000, into: &expected)
-            let b = ByteBuffer(capacity: 16)
+            let b = ByteArena(capacity: 16)
             b.appendMilli(v)
             #expect(b.array == expected, "\(v)")
         }
@@ -45,11 +45,11 @@ struct ByteBufferTests {
     func timestampsAndDigits() {
         for stamp in ["2026-03-14T07:42:10+01:00", "2026-03-14T07:42:10.25Z", "1999-12-31T23:59:59.000001-09:30", "0001-01-01T00:00:00Z"] {
             let t = Timestamp(rfc3339: stamp)!
-            let b = ByteBuffer(capacity: 16)
+            let b = ByteArena(capacity: 16)
             b.appendRFC3339String(t)
             #expect(text(b) == "\"\(t.rfc3339)\"")
         }
-        let b = ByteBuffer(capacity: 16)
+        let b = ByteArena(capacity: 16)
         b.appendDigits(0)
         b.append(",")
         b.appendDigits(7, width: 3)
@@ -60,7 +60,7 @@ struct ByteBufferTests {
 
     @Test("Growing keeps what was written; removeAll keeps the capacity")
     func growth() {
-        let b = ByteBuffer(capacity: 16)
+        let b = ByteArena(capacity: 16)
         var expected: [UInt8] = []
         for i in 0..<10_000 {
             let byte = UInt8(truncatingIfNeeded: i &* 31)
@@ -77,7 +77,7 @@ struct ByteBufferTests {
 
     @Test("Growing past the size backed by huge pages (4 MiB) keeps every byte, and the buffer is reusable")
     func growthIntoHugePages() {
-        let b = ByteBuffer(capacity: 1 << 20)
+        let b = ByteArena(capacity: 1 << 20)
         let chunk = (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
         for _ in 0..<(5 << 8) { b.append(chunk) }  // 5 MiB
         #expect(b.count == 5 << 20)
@@ -90,10 +90,10 @@ struct ByteBufferTests {
     }
 }
 
-@Suite struct ByteBufferFillTests {
+@Suite struct ByteArenaFillTests {
     @Test("appendWriting appends what the writer reports; truncate keeps a prefix")
     func fillAndTruncate() {
-        let out = ByteBuffer(capacity: 16)
+        let out = ByteArena(capacity: 16)
         out.append("ab")
         let n = out.appendWriting(upTo: 100) { space in
             #expect(space.count == 100)

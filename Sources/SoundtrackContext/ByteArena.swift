@@ -2,7 +2,9 @@
 import Glibc
 #endif
 
-/// A growable byte buffer for hand-written encoders (picks, JSON Lines output).
+/// A growable run of bytes: the blocks of input that batch and replay read, and the output of
+/// the hand-written encoders (picks, JSON Lines). Named apart from NIO's `ByteBuffer`, which the
+/// HTTP service also uses.
 ///
 /// Appends store through a raw pointer into reserved capacity, without the per-call uniqueness
 /// and capacity checks of `[UInt8].append`; an encoder reserves an upper bound once and then
@@ -10,13 +12,13 @@ import Glibc
 /// encodes block after block allocates only while its largest block grows.
 ///
 /// ```swift
-/// let out = ByteBuffer()
+/// let out = ByteArena()
 /// out.append("{\"id\":")
 /// out.appendJSONString("b-12")
 /// out.append(UInt8(ascii: "}"))
 /// out.withUnsafeBytes { print(String(decoding: $0, as: UTF8.self)) }  // {"id":"b-12"}
 /// ```
-public final class ByteBuffer: @unchecked Sendable {
+public final class ByteArena: @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var base: UnsafeMutablePointer<UInt8>
     @usableFromInline @exclusivity(unchecked) var capacity: Int
     @usableFromInline @exclusivity(unchecked) var used: Int
@@ -48,7 +50,7 @@ public final class ByteBuffer: @unchecked Sendable {
         }
         #endif
         raw = malloc(bytes)
-        guard let raw else { fatalError("ByteBuffer: out of memory (\(bytes) bytes)") }
+        guard let raw else { fatalError("ByteArena: out of memory (\(bytes) bytes)") }
         return raw.assumingMemoryBound(to: UInt8.self)
     }
 
@@ -134,7 +136,7 @@ public final class ByteBuffer: @unchecked Sendable {
     public var array: [UInt8] { withUnsafeBytes { Array($0) } }
 }
 
-extension ByteBuffer {
+extension ByteArena {
     /// Appends a JSON string literal, quoted and escaped exactly as ``JSONValue/writeString(_:into:)`` does.
     public func appendJSONString(_ s: String) {
         if let done: Void = s.utf8.withContiguousStorageIfAvailable({ appendJSONString(utf8: UnsafeRawBufferPointer($0)) }) {

@@ -1,11 +1,10 @@
 import Foundation
-import SoundtrackContext
 
-/// Runs the built `soundtrack` executable, as a user would.
-enum CLI {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+/// Runs the built `soundtrack` executable, as a user would (shared by the test targets that need it).
+public enum CLI {
+    public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static let executable: URL = {
+    public static let executable: URL = {
         var candidates: [URL] = []
         if let argv0 = CommandLine.arguments.first {
             candidates.append(URL(fileURLWithPath: argv0).deletingLastPathComponent().appendingPathComponent("soundtrack"))
@@ -16,15 +15,15 @@ enum CLI {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates.last!
     }()
 
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
+    public struct Result: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
     }
 
     /// Runs the CLI with arguments and optional standard input; waits for it.
     @discardableResult
-    static func run(_ args: [String], stdin: String? = nil, cwd: URL? = nil) throws -> Result {
+    public static func run(_ args: [String], stdin: String? = nil, cwd: URL? = nil) throws -> Result {
         let p = try start(args, stdin: stdin, cwd: cwd)
         let out = p.out.fileHandleForReading.readDataToEndOfFile()
         let err = p.err.fileHandleForReading.readDataToEndOfFile()
@@ -32,13 +31,13 @@ enum CLI {
         return Result(status: p.process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
     }
 
-    struct Running {
-        var process: Process
-        var out: Pipe
-        var err: Pipe
+    public struct Running {
+        public var process: Process
+        public var out: Pipe
+        public var err: Pipe
     }
 
-    static func start(_ args: [String], stdin: String? = nil, cwd: URL? = nil) throws -> Running {
+    public static func start(_ args: [String], stdin: String? = nil, cwd: URL? = nil) throws -> Running {
         let p = Process()
         p.executableURL = executable
         p.arguments = args
@@ -63,14 +62,14 @@ enum CLI {
     }
 
     /// A fresh temporary directory.
-    static func tempDir() -> URL {
+    public static func tempDir() -> URL {
         let u = FileManager.default.temporaryDirectory.appendingPathComponent("soundtrack-test-\(UUID().uuidString)")
         try! FileManager.default.createDirectory(at: u, withIntermediateDirectories: true)
         return u
     }
 
     /// A small database: the 500-track catalog, one user.
-    static func smallDatabase(user: String = "u-1") throws -> (dir: URL, db: String) {
+    public static func smallDatabase(user: String = "u-1") throws -> (dir: URL, db: String) {
         let dir = tempDir()
         let db = dir.appendingPathComponent("t.sqlite").path
         let catalog = root.appendingPathComponent("datasets/catalog-small.csv").path

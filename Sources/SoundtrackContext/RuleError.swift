@@ -1,0 +1,88 @@
+import Foundation
+
+/// An input that is well formed but that the rules of Soundtrack refuse: an unknown user, an id
+/// taken by someone else, an event out of time order, a track or pick that does not exist.
+///
+/// The rules module (`SoundtrackRules`) decides these for picks and feedback events, the store for
+/// the operations that need a user to exist (keys, calendars, libraries). Each front-end maps them
+/// once, by case, never by their text: to an exit status (the CLI), an HTTP status and code (the
+/// service), or a line of an error report (batch, replay, imports).
+///
+/// ```swift
+/// do { try service.feedback(event) } catch let e as RuleError {
+///     print(e.field, e)   // "at", "at: expected a time not before the user's previous event (…), got '…' (…)"
+/// }
+/// ```
+public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No user has this id.
+    case unknownUser(String)
+    /// A user with this id exists already.
+    case userExists(String)
+    /// An API key with this id or secret exists already.
+    case keyExists(String)
+    /// The event's id belongs to an applied event of another user.
+    case eventIdTaken(String)
+    /// The event is earlier than the user's previous applied event (`previous`).
+    case outOfOrder(at: Timestamp, previous: Date)
+    /// The track is not in the catalog; `field` names the input that held it (`track`, `song`).
+    case unknownTrack(String, field: String)
+    /// The event names a pick (`pickId`) that does not exist, and carries no snapshot.
+    case unknownPick(String, user: String)
+    /// The event names a pick of another user than its own (`user`).
+    case pickOfAnotherUser(String, user: String)
+    /// The event names a pick whose bin no longer exists, and carries no snapshot.
+    case pickBinGone(String)
+    /// The event names neither a pick nor carries a snapshot.
+    case noContext
+
+    /// The input field at fault (a JSON path of the event or request).
+    public var field: String {
+        switch self {
+        case .unknownUser: "user"
+        case .userExists, .keyExists, .eventIdTaken: "id"
+        case .outOfOrder: "at"
+        case let .unknownTrack(_, field): field
+        case .unknownPick, .pickOfAnotherUser, .pickBinGone, .noContext: "pick_id"
+        }
+    }
+
+    /// What the rules expected there, in words.
+    public var expected: String {
+        switch self {
+        case .unknownUser: "a known user (add users with `soundtrack users add` or POST /v1/users)"
+        case .userExists: "a new user id"
+        case .keyExists: "a new key id"
+        case .eventIdTaken: "an event id not used by another user"
+        case let .outOfOrder(at, previous):
+            "a time not before the user's previous event (\(Timestamp(date: previous, offsetSeconds: at.offsetSeconds).rfc3339))"
+        case .unknownTrack: "a track id of the catalog"
+        case let .unknownPick(_, user): "a pick of user '\(user)' (or an embedded snapshot)"
+        case let .pickOfAnotherUser(_, user): "a pick of user '\(user)'"
+        case .pickBinGone: "a pick whose bin still exists (or an embedded snapshot)"
+        case .noContext: "a pick of this user or an embedded snapshot"
+        }
+    }
+
+    /// What was found instead.
+    public var got: String {
+        switch self {
+        case let .unknownUser(id), let .eventIdTaken(id), let .unknownTrack(id, _), let .unknownPick(id, _), let .pickBinGone(id):
+            "'\(id)'"
+        case let .userExists(id), let .keyExists(id): "'\(id)' (already exists)"
+        case let .outOfOrder(at, _): "'\(at.rfc3339)' (events must be in time order per user)"
+        case let .pickOfAnotherUser(id, _): "'\(id)' (a pick of another user)"
+        case .noContext: "nothing"
+        }
+    }
+
+    /// `field: expected …, got …`, as an ``InputError`` reads.
+    public var description: String { "\(field): expected \(expected), got \(got)" }
+}
+
+extension InputError {
+    /// The input error that says what `rule` says, for code that reports every refused input as
+    /// an ``InputError`` (the engine's own guards, which the rules check before calling it).
+    public init(_ rule: RuleError) {
+        self.init(path: rule.field, expected: rule.expected, got: rule.got)
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import SoundtrackCatalog
+import SoundtrackContext
+import SoundtrackEngine
+import SoundtrackStore
+
+/// A pick staged against a user's state: the answer, and the row the store keeps for feedback.
+public struct StagedPick: Sendable {
+    /// The pick to answer with.
+    public var pick: Pick
+    /// Its row (``UserWrite/pick(_:state:)``).
+    public var row: PickRow
+}
+
+/// What the rules made of one feedback event.
+public enum FeedbackVerdict: Sendable, Equatable {
+    /// Applied to the user's state; the row to insert (the state's changes are in its ``UserState/changes``).
+    case applied(FeedbackRow)
+    /// An event with this id was applied before: nothing changes.
+    case duplicate
+}
+
+/// The rules of picks and feedback, in one place: the CLI, the HTTP service, batch and replay all
+/// stage picks and events here, against a user's ``CachedUserState``, and differ only in how they
+/// cache states and commit the ``UserWrite``s.
+///
+/// Staging changes the state in memory (the engine records what it changed in
+/// ``UserState/changes``) and returns the row to insert; nothing is written. A ``RuleError``
+/// leaves the state as it was.
+///
+/// ```swift
+/// let rules = Rules(engine: engine)
+/// let verdict = try rules.stageFeedback(event, appliedBy: owner, user: &cached, pick: store.pickRecord(id:))
+/// if case let .applied(row) = verdict { try store.commit([.feedback(row, state: cached.state)]) }
+/// ```
+///
+/// The rules of a feedback event, checked in this order (docs/formats.md):
+/// 1. **Id.** An applied event with the same id: the same user's makes this one a duplicate
+///    (nothing else is checked, nothing changes); another user's rejects it (``RuleError/eventIdTaken(_:)``).
+///    An event that was rejected leaves no trace: a later event with its id is judged on its own.
+/// 2. **User.** An unknown user rejects it (``RuleError/unknownUser(_:)``).
+/// 3. **Time.** An event earlier than the user's previous applied event (equal times pass) is
+///    rejected (``RuleError/outOfOrder(at:previous:)``): a user's events apply in time order.
+/// 4. **Context.** A `pick_id` naming another user's pick rejects it; without a snapshot, so does a
+///    `pick_id` naming no pick or a pick whose bin no longer exists (with a snapshot, the snapshot is
+///    the context then).
+/// 5. **Track.** A track not in the catalog rejects it (``RuleError/unknownTrack(_:field:)``).
+/// 6. **Apply.** The engine applies it; its row gets the user's next `applied_seq`, and keeps the
+///    event's snapshot only when the user keeps raw snapshots.
+public struct Rules: Sendable {
+    /// The engine, with the catalog the rules check tracks against.
+    public let engine: Recommender
+
+    /// Rules over an engine.
+    public init(engine: Recommender) {
+        self.engine = engine
+    }
+
+    // MARK: - Picks
+
+    /// Stages a pick that learns: the engine picks from the user's state and changes it (the pick
+    /// counter, the session, any new bin); the row numbers the pick by the counter before it.
+    /// - Parameter pickId: the pick's id; `nil` for the engine's own (stable across runs).
+    public func stagePick(_ snapshot: Snapshot, top: Int = 1, pickId: String? = nil, state: inout UserState) -> StagedPick {
+        precondition(snapshot.user == state.user, "a snapshot of another user")
+        let seq = state.pickCounter
+        let (pick, record) = engine.pick(snapshot, state: &state, top: top, pickId: pickId)
+        return StagedPick(pick: pick, row: PickRow(record: record, seq: seq))
+    }
+
+    /// Stages a pick that learns for a user who may not exist.
+    /// - Throws: ``RuleError/unknownUser(_:)`` when `user` is `nil`.
+    public func stagePick(_ snapshot: Snapshot, top: Int = 1, pickId: String? = nil, user: inout CachedUserState?) throws(RuleError) -> StagedPick {
+        guard user != nil else { throw .unknownUser(snapshot.user) }
+        return stagePick(snapshot, top: top, pickId: pickId, state: &user!.state)
+    }
+
+    /// A pick that learns nothing (`--read-only`, `?learn=false`): made from a copy of the state.
+    public func previewPick(_ snapshot: Snapshot, top: Int = 1, state: UserState) -> Pick {
+        var copy = state
+        return engine.pick(snapshot, state: &copy, top: top).pick
+    }
+
+    /// A pick that learns nothing, for a user who may not exist.
+    /// - Throws: ``RuleError/unknownUser(_:)`` when `user` is `nil`.
+    public func previewPick(_ snapshot: Snapshot, top: Int = 1, user: CachedUserState?) throws(RuleError) -> Pick {
+        guard let user else { throw .unknownUser(snapshot.user) }
+        return previewPick(snapshot, top: top, state: user.state)
+    }
+
+    /// Stages an onboarding: a first bin from one song the user wants now and the snapshot (see
+    /// ``Recommender/onboard(_:song:library:state:)``), recorded as a pick of that song.
+    /// - Throws: ``RuleError/unknownUser(_:)``, ``RuleError/unknownTrack(_:field:)`` (`song`).
+    public func stageOnboarding(_ snapshot: Snapshot, song: String, library: [String] = [], user: inout CachedUserState?) throws -> StagedPick {
+        guard user != nil else { throw RuleError.unknownUser(snapshot.user) }
+        guard engine.catalog.track(id: song) != nil else { throw RuleError.unknownTrack(song, field: "song") }
+        let seq = user!.state.pickCounter
+        let (pick, record) = try engine.onboard(snapshot, song: song, library: library, state: &user!.state)
+        return StagedPick(pick: pick, row: PickRow(record: record, seq: seq))
+    }
+
+    // MARK: - Feedback
+
+    /// Stages a feedback event of a known user (the rules in the order of the type's summary).
+    /// - Parameters:
+    ///   - owner: the user of an applied event with the event's id (committed, or staged and not
+    ///     yet committed), `nil` when there is none.
+    ///   - user: the event user's state; changed when the event applies.
+    ///   - pick: looks a pick up by id, of whatever user (called only for an event that names one).
+    /// - Returns: the verdict; an applied event's row.
+    /// - Throws: a ``RuleError``, and then nothing changed; what `pick` throws; an ``InputError`` of
+    ///   the engine's own checks (which the rules make first).
+    public func stageFeedback(
+        _ event: FeedbackEvent, appliedBy owner: String?, user: inout CachedUserState, pick: (String) throws -> PickRecord?
+    ) throws -> FeedbackVerdict {
+        if try Self.isDuplicate(event, appliedBy: owner) { return .duplicate }
+        precondition(event.user == user.state.user, "an event of another user")
+        let at = event.at.date.timeIntervalSince1970
+        if let last = user.lastEventAt, at < last {
+            throw RuleError.outOfOrder(at: event.at, previous: Date(timeIntervalSince1970: last))
+        }
+        let record = try context(of: event, state: user.state, pick: pick)
+        guard engine.catalog.track(id: event.track) != nil else { throw RuleError.unknownTrack(event.track, field: "track") }
+        let outcome = try engine.feedback(event, pick: record, state: &user.state)
+        user.feedbackSeq += 1
+        user.lastEventAt = at
+        // The row keeps the snapshot only for users who keep raw snapshots; without it the row
+        // does not retain the snapshot's fields either.
+        var stored = event
+        if !user.keepRawSnapshots { stored.snapshot = nil }
+        return .applied(FeedbackRow(event: stored, outcome: outcome, seq: user.feedbackSeq, keepSnapshot: user.keepRawSnapshots))
+    }
+
+    /// Stages a feedback event of a user who may not exist (`nil`): the same rules, the same order.
+    public func stageFeedback(
+        _ event: FeedbackEvent, appliedBy owner: String?, user: inout CachedUserState?, pick: (String) throws -> PickRecord?
+    ) throws -> FeedbackVerdict {
+        guard user != nil else { return try stageFeedbackOfUnknownUser(event, appliedBy: owner) }
+        return try stageFeedback(event, appliedBy: owner, user: &user!, pick: pick)
+    }
+
+    /// The verdict on an event whose user does not exist: a duplicate or another user's id by
+    /// rule 1, else ``RuleError/unknownUser(_:)``.
+    public func stageFeedbackOfUnknownUser(_ event: FeedbackEvent, appliedBy owner: String?) throws(RuleError) -> FeedbackVerdict {
+        if try Self.isDuplicate(event, appliedBy: owner) { return .duplicate }
+        throw .unknownUser(event.user)
+    }
+
+    /// Whether judging an event needs its user's state: not when an applied event holds its id
+    /// (`owner`), which decides it by rule 1 alone (a duplicate, or another user's id). A front-end
+    /// that loads states in bulk (replay) need not load a user all of whose events are decided so.
+    public static func needsState(appliedBy owner: String?) -> Bool {
+        owner == nil
+    }
+
+    /// Rule 1: whether an applied event with the same id makes this one a duplicate.
+    /// - Throws: ``RuleError/eventIdTaken(_:)`` when that event is another user's.
+    static func isDuplicate(_ event: FeedbackEvent, appliedBy owner: String?) throws(RuleError) -> Bool {
+        guard let owner else { return false }
+        guard owner == event.user else { throw .eventIdTaken(event.id) }
+        return true
+    }
+
+    /// Rule 4: the pick the event answers, `nil` when the snapshot is its context.
+    func context(of event: FeedbackEvent, state: UserState, pick: (String) throws -> PickRecord?) throws -> PickRecord? {
+        guard let id = event.pickId else {
+            guard event.snapshot != nil else { throw RuleError.noContext }
+            return nil
+        }
+        let record = try pick(id)
+        if let record, record.user != event.user { throw RuleError.pickOfAnotherUser(id, user: event.user) }
+        // With a snapshot the engine uses the pick while its bin exists, and the snapshot otherwise.
+        guard event.snapshot == nil else { return record }
+        guard let record else { throw RuleError.unknownPick(id, user: event.user) }
+        guard state.binIndex(number: record.binNumber) != nil else { throw RuleError.pickBinGone(id) }
+        return record
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import GRDB
+import SoundtrackContext
+import SoundtrackEngine
+
+/// A user's engine state plus what the rules need to stage feedback without reading the database
+/// again: the state a front-end keeps in memory between events.
+public struct CachedUserState: Sendable {
+    /// The engine state.
+    public var state: UserState
+    /// The `applied_seq` of the user's last applied feedback event (0 when none).
+    public var feedbackSeq: Int64
+    /// The time of the user's last applied feedback event (seconds since 1970, as stored), `nil`
+    /// when none: an event before it is out of time order.
+    public var lastEventAt: Double?
+    /// The user's `keep_raw_snapshots` setting.
+    public var keepRawSnapshots: Bool
+
+    /// Creates a cached state.
+    public init(state: UserState, feedbackSeq: Int64 = 0, lastEventAt: Double? = nil, keepRawSnapshots: Bool = false) {
+        self.state = state
+        self.feedbackSeq = feedbackSeq
+        self.lastEventAt = lastEventAt
+        self.keepRawSnapshots = keepRawSnapshots
+    }
+
+    /// What ``Store/commit(_:)`` needs of the state to write its changes since the last call, and
+    /// clears them: the state without the bins that did not change. A queued write holding this
+    /// instead of the whole state does not keep the other bins (and the scoring rows) shared with
+    /// the live state, so the next change to the live state does not copy them.
+    public mutating func takeChanges() -> UserState {
+        let changes = state.changes
+        var numbers = changes.bins
+        numbers.formUnion(changes.songs)
+        // A copy shares the small parts (weights, places, session, recent tracks and their keys,
+        // which a fresh state would hash again); the bins and the scoring rows are replaced.
+        var part = state
+        part.bins = numbers.isEmpty ? [] : state.bins.filter { numbers.contains($0.number) }
+        part.dropScoring()
+        state.changes = UserState.Changes()
+        return part
+    }
+}
+
+extension Store {
+    /// Loads a user's state with the feedback sequence, the time of the last event and the
+    /// settings, for a cache; `nil` when there is no such user.
+    public func loadCachedState(user: String, defaults: [Float]) throws -> CachedUserState? {
+        try database.read { db in try Self.loadCachedState(db, user: user, defaults: defaults) }
+    }
+
+    static func loadCachedState(_ db: Database, user: String, defaults: [Float]) throws -> CachedUserState? {
+        guard let state = try loadState(db, user: user, defaults: defaults) else { return nil }
+        var cached = CachedUserState(state: state)
+        let last = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT applied_seq, at FROM feedback WHERE user_id = ? ORDER BY applied_seq DESC LIMIT 1"),
+            arguments: [user])
+        if let last {
+            cached.feedbackSeq = last[0]
+            cached.lastEventAt = last[1]
+        }
+        cached.keepRawSnapshots =
+            try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT keep_raw_snapshots FROM user_settings WHERE user_id = ?"), arguments: [user]) ?? false
+        return cached
+    }
+
+    /// Loads several users' states like ``loadCachedState(user:defaults:)``, in one read with one
+    /// statement per table. Unknown users are left out.
+    public func loadCachedStates(users: [String], defaults: [Float]) throws -> [String: CachedUserState] {
+        try database.read { db in try Self.loadStates(db, users: users, defaults: defaults) }
+    }
+
+    /// The user a committed feedback event id belongs to, or `nil` when the id is new.
+    /// (One statement, prepared once per connection, in its own implicit read transaction: the
+    /// service asks this for every event.)
+    public func feedbackOwner(eventId: String) throws -> String? {
+        try database.unsafeRead { db in try Self.feedbackOwner(db, eventId: eventId) }
+    }
+
+    static func feedbackOwner(_ db: Database, eventId: String) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT user_id FROM feedback WHERE id = ?"), arguments: [eventId])
+    }
+
+    /// The owners of those of `ids` that are committed feedback event ids.
+    public func feedbackOwners(ids: [String]) throws -> [String: String] {
+        try database.read { db in
+            var out: [String: String] = [:]
+            let stmt = try RawStatement(db, cached: "SELECT user_id FROM feedback WHERE id = ?")
+            for id in ids {
+                try stmt.bind(1, id)
+                if try stmt.step() { out[id] = stmt.text(0) }
+                stmt.reset()
+            }
+            return out
+        }
+    }
+
+    /// A committed pick by id, of whatever user, or `nil`.
+    public func pickRecord(id: String) throws -> PickRecord? {
+        try database.read { db in try Self.loadPick(db, id: id) }
+    }
+
+    /// Committed picks by id (of any user), for feedback that names them.
+    public func pickRecords(ids: [String]) throws -> [String: PickRecord] {
+        try database.read { db in
+            var out: [String: PickRecord] = [:]
+            for id in ids where out[id] == nil {
+                if let r = try Self.loadPick(db, id: id) { out[id] = r }
+            }
+            return out
+        }
+    }
+
+    /// The greatest pick id `x` with `lower <= x < upper`, or `nil` (one step down the index on `picks.id`).
+    public func greatestPickId(from lower: String, below upper: String) throws -> String? {
+        try database.read { db in
+            try String.fetchOne(db, sql: "SELECT id FROM picks WHERE id >= ? AND id < ? ORDER BY id DESC LIMIT 1", arguments: [lower, upper])
+        }
+    }
+
+    /// The number of feedback rows: all users, or one (for tests).
+    func feedbackCount(user: String? = nil) throws -> Int {
+        try database.read { db in
+            if let user {
+                return try Int.fetchOne(db, sql: "SELECT count(*) FROM feedback WHERE user_id = ?", arguments: [user]) ?? 0
+            }
+            return try Int.fetchOne(db, sql: "SELECT count(*) FROM feedback") ?? 0
+        }
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import GRDB
+import SoundtrackContext
+import SoundtrackEngine
+
+/// A pick as the store keeps it: the record feedback can name, and its place in the user's picks.
+public struct PickRow: Sendable, Equatable {
+    /// The record.
+    public var record: PickRecord
+    /// Its sequence number among the user's picks (the user's pick counter before it).
+    public var seq: Int64
+
+    /// Creates a row.
+    public init(record: PickRecord, seq: Int64) {
+        self.record = record
+        self.seq = seq
+    }
+}
+
+/// An applied feedback event as the store keeps it.
+public struct FeedbackRow: Sendable, Equatable {
+    /// The event; its snapshot is stored only when ``keepSnapshot`` is set.
+    public var event: FeedbackEvent
+    /// What it did.
+    public var outcome: FeedbackOutcome
+    /// Its `applied_seq` (the user's previous one + 1).
+    public var seq: Int64
+    /// Whether its snapshot is stored (the user's `keep_raw_snapshots` setting).
+    public var keepSnapshot: Bool
+
+    /// Creates a row.
+    public init(event: FeedbackEvent, outcome: FeedbackOutcome, seq: Int64, keepSnapshot: Bool) {
+        self.event = event
+        self.outcome = outcome
+        self.seq = seq
+        self.keepSnapshot = keepSnapshot
+    }
+}
+
+/// One change to one user's rows: what the rules (`SoundtrackRules`) stage, and the one thing
+/// ``Store/commit(_:)`` writes. Every front-end commits a sequence of them in one transaction:
+/// the CLI one pick or event with the user's state, the HTTP service the writes of many requests
+/// (group commit), batch and replay a block's rows and the final state of each user it changed.
+public enum UserWrite: Sendable {
+    /// A new user with default settings (replay's `--create-users`), created at `at`.
+    case addUser(String, at: Date)
+    /// A pick's row, and the user's state after it when it is to be written with it.
+    case pick(PickRow, state: UserState?)
+    /// A feedback event's row, and the user's state after it when it is to be written with it.
+    case feedback(FeedbackRow, state: UserState?)
+    /// Feedback rows in the order applied, their users' states written apart (with ``state(_:)``):
+    /// a replay block's rows, thousands of them, without a write each.
+    case feedbackRows([FeedbackRow])
+    /// A user's state: what ``UserState/changes`` records (bins, weights, places, counters) and the session.
+    case state(UserState)
+    /// Deleting every row of a user.
+    case forget(String)
+
+    /// The users the write is about.
+    public var users: [String] {
+        switch self {
+        case let .addUser(user, _), let .forget(user): [user]
+        case let .pick(row, _): [row.record.user]
+        case let .feedback(row, _): [row.event.user]
+        case let .feedbackRows(rows): rows.map(\.event.user)
+        case let .state(state): [state.user]
+        }
+    }
+
+    /// The state the write carries, if any.
+    var state: UserState? {
+        switch self {
+        case let .pick(_, state), let .feedback(_, state): state
+        case let .state(state): state
+        case .addUser, .feedbackRows, .forget: nil
+        }
+    }
+}
+
+extension Store {
+    /// Commits writes in one transaction, in order (with the store's `synchronous` setting, so a
+    /// durable store's commit reaches the disk). Successive states of one user are written once,
+    /// from the latest with the union of their changes (a state may hold only the bins it changed,
+    /// as ``CachedUserState/takeChanges()`` gives it: a bin an earlier state changed and a later
+    /// one does not hold is written from the earlier); every pick and feedback row is inserted.
+    /// - Throws: a database error; then nothing of them is written.
+    public func commit(_ writes: [UserWrite]) throws {
+        guard !writes.isEmpty else { return }
+        try database.write { db in try Self.commit(writes, db) }
+    }
+
+    static func commit(_ writes: [UserWrite], _ db: Database) throws {
+        // Each user's state is written at the user's last state before the user's next `forget`
+        // (or the end): most users have one state, which is then written as it is, without being
+        // merged or held.
+        var saveAt = [Bool](repeating: false, count: writes.count)
+        var lastOf: [String: Int] = [:]
+        for (i, w) in writes.enumerated() {
+            if case let .forget(user) = w {
+                if let j = lastOf.removeValue(forKey: user) { saveAt[j] = true }
+            } else if let state = w.state {
+                lastOf[state.user] = i
+            }
+        }
+        for j in lastOf.values { saveAt[j] = true }
+        lastOf = [:]
+
+        // The merged states of users with more states to come.
+        var held: [String: UserState] = [:]
+        func stage(_ state: UserState, at i: Int) throws {
+            var s = state
+            if let earlier = held.removeValue(forKey: s.user) { s = merge(earlier, then: s) }
+            if saveAt[i] {
+                try saveState(db, &s)
+            } else {
+                held[s.user] = s
+            }
+        }
+        // Looked up in the statement cache once, not once a row (a replay block inserts thousands).
+        var feedbackInsert: RawStatement?
+        for (i, w) in writes.enumerated() {
+            switch w {
+            case let .addUser(user, at):
+                try insertUser(db, user, at: at)
+            case let .pick(row, state):
+                try insertPick(db, row.record, seq: row.seq)
+                if let state { try stage(state, at: i) }
+            case let .feedback(row, state):
+                if feedbackInsert == nil { feedbackInsert = try Self.feedbackInsert(db) }
+                try insertFeedback(feedbackInsert!, row.event, outcome: row.outcome, seq: row.seq, keepSnapshot: row.keepSnapshot)
+                if let state { try stage(state, at: i) }
+            case let .feedbackRows(rows):
+                if feedbackInsert == nil { feedbackInsert = try Self.feedbackInsert(db) }
+                for row in rows {
+                    try insertFeedback(feedbackInsert!, row.event, outcome: row.outcome, seq: row.seq, keepSnapshot: row.keepSnapshot)
+                }
+            case let .state(state):
+                try stage(state, at: i)
+            case let .forget(user):
+                try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [user])
+            }
+        }
+    }
+
+    /// Inserts a user with no profile and default settings.
+    static func insertUser(_ db: Database, _ user: String, at: Date) throws {
+        let created = Timestamp(date: at, offsetSeconds: 0).rfc3339
+        try db.cachedStatement(sql: "INSERT INTO users (id, created_at) VALUES (?, ?)").execute(arguments: [user, created])
+        try db.cachedStatement(sql: "INSERT INTO user_settings (user_id) VALUES (?)").execute(arguments: [user])
+    }
+
+    /// A later state of a user with the union of both states' changes; the bins the earlier one
+    /// changed and the later one does not hold are carried over from the earlier.
+    static func merge(_ old: UserState, then new: UserState) -> UserState {
+        var c = old.changes
+        c.bins.formUnion(new.changes.bins)
+        c.songs.formUnion(new.changes.songs)
+        c.weights = c.weights || new.changes.weights
+        c.places = c.places || new.changes.places
+        c.counters = c.counters || new.changes.counters
+        var merged = new
+        var carried = old.changes.bins
+        carried.formUnion(old.changes.songs)
+        for number in carried where merged.binIndex(number: number) == nil {
+            if let i = old.binIndex(number: number) { merged.bins.append(old.bins[i]) }
+        }
+        merged.changes = c
+        return merged
+    }
+
+    /// Writes a whole user state (every bin, weight, place and the session), creating the user if
+    /// needed: for benchmarks and tests that build a state in memory.
+    public func saveWholeState(_ state: UserState, at: Date) throws {
+        var state = state
+        for b in state.bins {
+            state.changes.bins.insert(b.number)
+            state.changes.songs.insert(b.number)
+        }
+        state.changes.weights = true
+        state.changes.places = true
+        state.changes.counters = true
+        try database.write { db in
+            if try !Self.userExists(db, state.user) { try Self.insertUser(db, state.user, at: at) }
+            try Self.saveState(db, &state)
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import SoundtrackCatalog
+import SoundtrackContext
+import Testing
+@testable import SoundtrackEngine
+
+/// Bins as online clusters: served snapshots move them, a cap merges them, idle small bins fold,
+/// labels tell them apart (docs/scoring.md, "Bins learn from every snapshot they serve", "Merging and
+/// folding", "Labels").
+@Suite("Bin lifecycle")
+struct BinLifecycleTests {
+    let engine = Fixtures.engine()
+
+    /// A minimal snapshot of phone sensors: an activity, a tag, at a time.
+    func phone(_ time: String, activity: Activity, wifi: String, user: String = "u-1") -> Snapshot {
+        Snapshot(user: user, at: Fixtures.at(time), motion: Motion(activity: activity), tags: ["wifi": wifi])
+    }
+
+    @Test("Every snapshot a bin serves moves it: the centroid is the running mean of its snapshots")
+    func servedSnapshotsMoveTheCentroid() {
+        var state = engine.newUser("u-1")
+        _ = engine.pick(phone("2026-03-11T09:00:00+01:00", activity: .stationary, wifi: "home"), state: &state)
+        _ = engine.pick(phone("2026-03-11T09:10:00+01:00", activity: .stationary, wifi: "home"), state: &state)
+        _ = engine.pick(phone("2026-03-11T09:20:00+01:00", activity: .stationary, wifi: "home"), state: &state)
+        #expect(state.bins.count == 1)
+        let bin = state.bins[0]
+        #expect(bin.observations == 3)
+        // The time of day is the mean of 09:00, 09:10 and 09:20 on the unit circle's coordinates.
+        let sinSlot = FeatureLayout.require("time.tod_sin")
+        let hours: [Double] = [9, 9 + 1.0 / 6, 9 + 2.0 / 6]
+        var expected = 0.0
+        for h in hours { expected += sin(2 * Double.pi * h / 24) / 3 }
+        #expect(abs(Double(bin.centroid[sinSlot]) - expected) < 1e-5)
+        #expect(bin.meanTime == Fixtures.at("2026-03-11T09:10:00+01:00").date.timeIntervalSince1970)
+    }
+
+    @Test("Past the cap the closest pair merges; picks of the merged bin resolve to the survivor")
+    func capMergesAndResolves() throws {
+        var config = engine.config
+        config.binCap = 3
+        let engine = self.engine.with(config: config)
+        var state = engine.newUser("u-1")
+        var records: [PickRecord] = []
+        // Four clearly different contexts, hours apart: each makes a bin until the cap is passed.
+        let contexts: [(String, Activity, String)] = [
+            ("2026-03-11T03:00:00+01:00", .stationary, "home"), ("2026-03-11T09:00:00+01:00", .walking, "none"),
+            ("2026-03-11T14:00:00+01:00", .automotive, "none"), ("2026-03-11T20:00:00+01:00", .running, "gym"),
+        ]
+        for (t, a, w) in contexts { records.append(engine.pick(phone(t, activity: a, wifi: w), state: &state).record) }
+        #expect(state.bins.count == 3)
+        #expect(state.mergedInto.count == 1)
+        let (gone, survivor) = state.mergedInto.first!
+        #expect(state.binIndex(number: gone) == nil)
+        #expect(state.resolve(bin: gone) == survivor)
+        #expect(survivor < gone, "the older bin survives")
+        #expect(state.changes.removedBins.contains(gone))
+        // Feedback naming a pick of the merged bin applies to the survivor.
+        let r = records.first { $0.binNumber == gone } ?? records.last!
+        let outcome = try engine.feedback(
+            FeedbackEvent(id: "e-1", user: "u-1", at: Fixtures.at("2026-03-11T21:00:00+01:00"), track: r.trackId, signal: .like, pickId: r.pickId),
+            pick: r, state: &state)
+        #expect(outcome.bin == state.resolve(bin: r.binNumber))
+        // The merged bin holds what both held: snapshot counts add up.
+        #expect(state.bins.reduce(0) { $0 + $1.observations } == 4)
+    }
+
+    @Test("A small bin that never recurs is folded into its nearest bin after the idle time")
+    func idleSmallBinsFold() {
+        var state = engine.newUser("u-1")
+        _ = engine.pick(phone("2026-03-01T09:00:00+01:00", activity: .stationary, wifi: "home"), state: &state)
+        _ = engine.pick(phone("2026-03-01T15:00:00+01:00", activity: .automotive, wifi: "none"), state: &state)
+        #expect(state.bins.count == 2)
+        // Weeks later, only the first context comes back.
+        _ = engine.pick(phone("2026-03-20T09:00:00+01:00", activity: .stationary, wifi: "home"), state: &state)
+        #expect(state.bins.count == 1, "the driving bin (1 snapshot, idle 19 days) was folded")
+        #expect(state.mergedInto.count == 1)
+    }
+
+    @Test("Labels name time and values as a person would, and differ between a user's bins")
+    func labelsAreReadableAndDistinct() {
+        var state = engine.newUser("u-1")
+        let a = engine.pick(phone("2026-03-11T09:00:00+01:00", activity: .walking, wifi: "none"), state: &state).pick
+        let b = engine.pick(phone("2026-03-11T14:00:00+01:00", activity: .walking, wifi: "none"), state: &state).pick
+        _ = engine.pick(phone("2026-03-14T09:00:00+01:00", activity: .walking, wifi: "none"), state: &state)
+        #expect(a.bin.label.hasPrefix("weekday morning"))
+        #expect(a.bin.label.contains("walking"))
+        #expect(b.bin.label.hasPrefix("weekday afternoon"))
+        let labels = state.bins.map(\.label)
+        #expect(Set(labels).count == labels.count, "every bin of a user has its own label: \(labels)")
+        #expect(labels.allSatisfy { !$0.contains("tags.") && !$0.contains(".h") })
+    }
+
+    @Test("The session's current bin is preferred while the context persists (stickiness)")
+    func stickiness() {
+        var config = engine.config
+        config.stickiness = 0
+        let loose = engine.with(config: config)
+        func run(_ e: Recommender) -> Int {
+            var state = e.newUser("u-1")
+            _ = e.pick(phone("2026-03-11T09:00:00+01:00", activity: .stationary, wifi: "home"), state: &state)
+            // Ten minutes later a noisy reading: one sensor differs.
+            _ = e.pick(phone("2026-03-11T09:10:00+01:00", activity: .unknown, wifi: "home"), state: &state)
+            return state.bins.count
+        }
+        #expect(run(engine) == 1)
+        #expect(run(loose) >= 1)
+    }
+
+    @Test("A rating replaces the user's earlier rating of the track in the bin; 3 is neither like nor dislike")
+    func ratingsUpsert() throws {
+        var state = engine.newUser("u-1")
+        let (p, r) = engine.pick(Fixtures.library(), state: &state)
+        func rate(_ id: String, _ stars: Int) throws {
+            _ = try engine.feedback(
+                FeedbackEvent(id: id, user: "u-1", at: p.at, track: p.track.id, signal: .rate, rating: stars, pickId: p.pickId),
+                pick: r, state: &state)
+        }
+        try rate("e-1", 5)
+        var song = state.bins[0].songs[state.bins[0].songIndex(p.track.id)!]
+        #expect(song.likes == 1 && song.dislikes == 0 && song.rating == 5)
+        try rate("e-2", 1)
+        song = state.bins[0].songs[state.bins[0].songIndex(p.track.id)!]
+        #expect(song.likes == 0 && song.dislikes == 1 && song.rating == 1)
+        try rate("e-3", 3)
+        song = state.bins[0].songs[state.bins[0].songIndex(p.track.id)!]
+        #expect(song.likes == 0 && song.dislikes == 0 && song.rating == 3)
+        #expect(Recommender.evidence(song).sum == 3 && Recommender.evidence(song).n == 1)
+    }
+}
+
+@Suite("Track ranking")
+struct RankingTests {
+    let engine = Fixtures.engine()
+
+    @Test("A ranked list is in score order; with exploration off the pick is its first track")
+    func rankedListOrder() {
+        var config = engine.config
+        config.exploration = 0
+        let e = engine.with(config: config).with(community: SharedCommunity())
+        var state = e.newUser("u-1")
+        let pick = e.pick(Fixtures.library(), state: &state, top: 10).pick
+        #expect(pick.ranked.count == 10)
+        #expect(pick.track.id == pick.ranked[0].id)
+        var copy = state
+        let x = e.features(of: Fixtures.library(at: "2026-03-11T09:41:00+01:00"), state: &copy)
+        let sims = e.binSimilarities(x, state: &copy)
+        let rows = pick.ranked.compactMap { Fixtures.catalog.row(of: $0.id) }
+        let scored = e.rankTracks(x, binIndex: 0, similarities: sims, state: &copy, rows: rows)
+        #expect(zip(scored, scored.dropFirst()).allSatisfy { $0.score >= $1.score })
+    }
+
+    @Test("Explore 0 makes picks deterministic; the same seed gives the same picks with exploration")
+    func explorationIsSeeded() {
+        var config = engine.config
+        config.exploration = 1
+        let e = engine.with(config: config)
+        var s1 = e.newUser("u-1"), s2 = e.newUser("u-1")
+        let a = e.pick(Fixtures.library(), state: &s1, top: 10).pick
+        let b = e.pick(Fixtures.library(), state: &s2, top: 10).pick
+        #expect(a.track == b.track)
+        #expect(a.track.id != a.ranked[0].id, "an exploration draw plays one of the next best")
+        #expect(a.ranked.map(\.id).contains(a.track.id))
+    }
+
+    @Test("A liked track from another context of the user is ranked by the user's taste")
+    func tasteAcrossBins() throws {
+        var config = engine.config
+        config.exploration = 0
+        let e = engine.with(config: config).with(community: SharedCommunity())
+        var state = e.newUser("u-1")
+        let (gymPick, gymRecord) = e.pick(Fixtures.gym(), state: &state)
+        for i in 0..<3 {
+            _ = try e.feedback(
+                FeedbackEvent(id: "like-\(i)", user: "u-1", at: gymPick.at, track: gymPick.track.id, signal: .like, pickId: gymPick.pickId),
+                pick: gymRecord, state: &state)
+        }
+        let libraryPick = e.pick(Fixtures.library(), state: &state, top: 200).pick
+        let position = libraryPick.ranked.firstIndex { $0.id == gymPick.track.id }
+        #expect(position != nil, "the user's liked track is a candidate in another context")
+    }
+
+    @Test("The community's co-likes give collaborative scores: a track liked by people who like yours")
+    func collaborativeScores() {
+        var c = Community()
+        c.record(user: "a", row: 1, like: true, dislike: false, attributes: [])
+        c.record(user: "a", row: 2, like: true, dislike: false, attributes: [])
+        c.record(user: "b", row: 1, like: true, dislike: false, attributes: [])
+        c.record(user: "b", row: 3, like: true, dislike: false, attributes: [])
+        // Row 1 has 2 likers, rows 2 and 3 one each: cos(1, 2) = 1 / √2.
+        let s = c.neighbourScores(of: [1], liked: true)
+        #expect(abs(s[2]! - 1 / Float(2).squareRoot()) < 1e-6)
+        #expect(abs(s[3]! - 1 / Float(2).squareRoot()) < 1e-6)
+        #expect(s[1] == nil, "the profile's own tracks are left out")
+        #expect(c.stats(of: 1).likers == 2 && c.stats(of: 1).likes == 2 && c.maxLikes == 2)
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import SoundtrackCatalog
+import SoundtrackContext
+import SoundtrackEngine
+import SoundtrackRules
+import SoundtrackStore
+import Testing
+
+/// The rules of a feedback event, one by one, on states in memory: each verdict, the order in
+/// which they are checked, and that a rejected event changes nothing.
+@Suite("Rules")
+struct RulesTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let tracks: [Track] = try! CatalogReader().read(contentsOf: root.appendingPathComponent("datasets/catalog-small.csv")).tracks
+    static let rules: Rules = {
+        let m = try! Models.bundled()
+        return Rules(engine: Recommender(config: m.config, catalog: IndexCatalog(CatalogIndex(tracks: tracks)), priors: m.priors, seed: 3))
+    }()
+
+    static func at(_ minute: Int) -> Timestamp {
+        Timestamp(date: Date(timeIntervalSince1970: 1_773_468_000 + Double(minute * 60)), offsetSeconds: 3600)
+    }
+
+    static func snapshot(_ user: String, _ minute: Int, place: String = "library") -> Snapshot {
+        Snapshot(
+            user: user, at: at(minute), location: Location(lat: 52.5, lon: 13.4, speedMps: 0, place: place),
+            motion: Motion(activity: place == "gym" ? .running : .stationary, heartRateBpm: place == "gym" ? 150 : 65))
+    }
+
+    static func event(
+        _ id: String, _ user: String = "u-1", minute: Int, track: String = tracks[3].id, pick: String? = nil, snapshot: Bool = true
+    )
+        -> FeedbackEvent
+    {
+        FeedbackEvent(
+            id: id, user: user, at: at(minute), track: track, signal: .like, pickId: pick, snapshot: snapshot ? Self.snapshot(user, minute) : nil)
+    }
+
+    static func user(_ id: String = "u-1") -> CachedUserState {
+        CachedUserState(state: rules.engine.newUser(id))
+    }
+
+    static func noPicks(_ id: String) -> PickRecord? { nil }
+
+    @Test("An applied event gets the user's next sequence number and moves the user's time on")
+    func applied() throws {
+        var u = Self.user()
+        let v = try Self.rules.stageFeedback(Self.event("e1", minute: 10), appliedBy: nil, user: &u, pick: Self.noPicks)
+        guard case let .applied(row) = v else { Issue.record("\(v)"); return }
+        #expect(row.seq == 1 && u.feedbackSeq == 1)
+        #expect(u.lastEventAt == Self.at(10).date.timeIntervalSince1970)
+        #expect(!u.state.changes.isEmpty)
+        // The snapshot is kept in the row only for users who keep raw snapshots.
+        #expect(row.event.snapshot == nil && !row.keepSnapshot)
+        var keeper = Self.user("u-2")
+        keeper.keepRawSnapshots = true
+        let kept = try Self.rules.stageFeedback(Self.event("e2", "u-2", minute: 10), appliedBy: nil, user: &keeper, pick: Self.noPicks)
+        guard case let .applied(row2) = kept else { Issue.record("\(kept)"); return }
+        #expect(row2.event.snapshot != nil && row2.keepSnapshot)
+    }
+
+    @Test("Rule 1: an id applied by the same user is a duplicate, by another user a conflict; nothing else is checked first")
+    func ids() throws {
+        var u = Self.user()
+        // A duplicate wins over everything after it: here an unknown track and a time out of order.
+        u.lastEventAt = Self.at(100).date.timeIntervalSince1970
+        let before = u.state.changes
+        #expect(try Self.rules.stageFeedback(Self.event("e1", minute: 1, track: "nope"), appliedBy: "u-1", user: &u, pick: Self.noPicks) == .duplicate)
+        #expect(throws: RuleError.eventIdTaken("e1")) {
+            try Self.rules.stageFeedback(Self.event("e1", minute: 1), appliedBy: "u-2", user: &u, pick: Self.noPicks)
+        }
+        #expect(u.state.changes == before && u.feedbackSeq == 0)
+        // Of an unknown user too: the id first, then the user.
+        #expect(try Self.rules.stageFeedbackOfUnknownUser(Self.event("e1", "ghost", minute: 1), appliedBy: "ghost") == .duplicate)
+        #expect(throws: RuleError.eventIdTaken("e1")) { try Self.rules.stageFeedbackOfUnknownUser(Self.event("e1", "ghost", minute: 1), appliedBy: "u-1") }
+        #expect(throws: RuleError.unknownUser("ghost")) { try Self.rules.stageFeedbackOfUnknownUser(Self.event("e1", "ghost", minute: 1), appliedBy: nil) }
+        var none: CachedUserState? = nil
+        #expect(throws: RuleError.unknownUser("ghost")) {
+            try Self.rules.stageFeedback(Self.event("e1", "ghost", minute: 1), appliedBy: nil, user: &none, pick: Self.noPicks)
+        }
+    }
+
+    @Test("Rule 3: an event earlier than the user's previous one is out of order; the same time is not")
+    func timeOrder() throws {
+        var u = Self.user()
+        _ = try Self.rules.stageFeedback(Self.event("e1", minute: 10), appliedBy: nil, user: &u, pick: Self.noPicks)
+        let state = u.state.bins
+        #expect(throws: RuleError.outOfOrder(at: Self.at(9), previous: Self.at(10).date)) {
+            try Self.rules.stageFeedback(Self.event("e2", minute: 9), appliedBy: nil, user: &u, pick: Self.noPicks)
+        }
+        #expect(u.state.bins == state && u.feedbackSeq == 1)
+        #expect(try Self.rules.stageFeedback(Self.event("e3", minute: 10), appliedBy: nil, user: &u, pick: Self.noPicks) != .duplicate)
+        #expect(RuleError.outOfOrder(at: Self.at(9), previous: Self.at(10).date).description.contains("previous event (2026-03-14T07:10:00+01:00)"))
+    }
+
+    @Test("Rules 4 and 5: the pick the event names, then the track")
+    func trackAndPick() throws {
+        var u = Self.user(), other = Self.user("u-2")
+        let pick = Self.rules.stagePick(Self.snapshot("u-1", 5), state: &u.state).row.record
+        let theirs = Self.rules.stagePick(Self.snapshot("u-2", 5), state: &other.state).row.record
+        let picks = [pick.pickId: pick, theirs.pickId: theirs]
+        let lookup: (String) throws -> PickRecord? = { picks[$0] }
+        // The pick first: an unknown pick and an unknown track name the pick.
+        #expect(throws: RuleError.unknownPick("p-nope", user: "u-1")) {
+            try Self.rules.stageFeedback(Self.event("e1", minute: 6, track: "nope", pick: "p-nope", snapshot: false), appliedBy: nil, user: &u, pick: lookup)
+        }
+        #expect(throws: RuleError.unknownTrack("nope", field: "track")) {
+            try Self.rules.stageFeedback(Self.event("e1", minute: 6, track: "nope", pick: pick.pickId, snapshot: false), appliedBy: nil, user: &u, pick: lookup)
+        }
+        #expect(throws: RuleError.unknownPick("p-nope", user: "u-1")) {
+            try Self.rules.stageFeedback(Self.event("e1", minute: 6, pick: "p-nope", snapshot: false), appliedBy: nil, user: &u, pick: lookup)
+        }
+        #expect(throws: RuleError.pickOfAnotherUser(theirs.pickId, user: "u-1")) {
+            try Self.rules.stageFeedback(Self.event("e1", minute: 6, pick: theirs.pickId, snapshot: true), appliedBy: nil, user: &u, pick: lookup)
+        }
+        #expect(throws: RuleError.noContext) {
+            try Self.rules.stageFeedback(Self.event("e1", minute: 6, snapshot: false), appliedBy: nil, user: &u, pick: lookup)
+        }
+        // A pick whose bin is gone: rejected alone, the snapshot is the context when there is one.
+        var gone = u
+        gone.state.bins.removeAll { $0.number == pick.binNumber }
+        #expect(throws: RuleError.pickBinGone(pick.pickId)) {
+            try Self.rules.stageFeedback(Self.event("e1", minute: 6, pick: pick.pickId, snapshot: false), appliedBy: nil, user: &gone, pick: lookup)
+        }
+        #expect(try Self.rules.stageFeedback(Self.event("e1", minute: 6, pick: pick.pickId, snapshot: true), appliedBy: nil, user: &gone, pick: lookup) != .duplicate)
+        // A pick of the user with its bin: applied in that bin.
+        let v = try Self.rules.stageFeedback(Self.event("e2", minute: 6, pick: pick.pickId, snapshot: false), appliedBy: nil, user: &u, pick: lookup)
+        #expect(v.outcome?.bin == pick.binNumber)
+    }
+
+    @Test("A pick that learns moves the pick counter and numbers its row by the counter before it; a preview changes nothing")
+    func picks() throws {
+        var u = Self.user()
+        let a = Self.rules.stagePick(Self.snapshot("u-1", 1), state: &u.state)
+        let b = Self.rules.stagePick(Self.snapshot("u-1", 2, place: "gym"), state: &u.state)
+        #expect(a.row.seq == 0 && b.row.seq == 1 && u.state.pickCounter == 2)
+        let before = u.state
+        _ = Self.rules.previewPick(Self.snapshot("u-1", 3, place: "home"), state: u.state)
+        #expect(u.state.bins == before.bins && u.state.pickCounter == before.pickCounter)
+        var none: CachedUserState? = nil
+        #expect(throws: RuleError.unknownUser("u-9")) { try Self.rules.stagePick(Self.snapshot("u-9", 1), user: &none) }
+        #expect(throws: RuleError.unknownTrack("nope", field: "song")) {
+            var u2: CachedUserState? = Self.user("u-2")
+            _ = try Self.rules.stageOnboarding(Self.snapshot("u-2", 1), song: "nope", user: &u2)
+        }
+    }
+
+    @Test("Each front-end reads a rule error by its case: the field and message come from the error")
+    func errorText() {
+        let e = RuleError.eventIdTaken("e-7")
+        #expect(e.field == "id")
+        #expect(e.description == "id: expected an event id not used by another user, got 'e-7'")
+        #expect(InputError(e).description == e.description)
+    }
+}
