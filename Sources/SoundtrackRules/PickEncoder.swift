@@ -54,7 +54,16 @@ public enum PickEncoder {
         }
         out.append("],\"source\":")
         out.appendJSONString(pick.source)
-        out.append(UInt8(ascii: "}"))
+        out.append(",\"track_why\":[")
+        for (i, w) in pick.signals.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append("{\"signal\":")
+            out.appendJSONString(w.name)
+            out.append(",\"contribution\":")
+            out.appendMilli(w.contribution)
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append("]}")
     }
 
     static func bin(_ b: Pick.BinSummary, created: Bool, _ out: ByteArena) {

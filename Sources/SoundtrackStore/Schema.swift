@@ -1,4 +1,6 @@
+import Foundation
 import GRDB
+import SoundtrackContext
 import SoundtrackEngine
 
 /// The database schema as append-only migrations: never edit a registered migration, add one.
@@ -240,6 +242,97 @@ enum Schema {
                     FROM bins b, json_each(b.songs) j;
                 """)
         }
+        m.registerMigration("v7", foreignKeyChecks: .immediate) { db in
+            // Bins as online clusters, ratings, and feature layout v2 (docs/features.md):
+            // - users: the vocabulary of the user's place and tag slots (names in slot order) and the
+            //   merges of bins (a flat JSON array: merged bin, the bin it went into, …);
+            // - bins: the mean time of the snapshots served and the session transitions to other
+            //   bins (a flat JSON array: other bin, count, …);
+            // - feedback: the `rate` signal with its 1-5 `rating` (the table is built again, as in v4,
+            //   because a CHECK cannot be altered);
+            // - the view `bin_songs` gains a song's rating (a fourth element of a song, when it has one);
+            // - every stored vector of layout v1 moves to v2 by slot name (``LayoutMigration``).
+            try db.execute(sql: """
+                ALTER TABLE users ADD COLUMN place_names TEXT NOT NULL DEFAULT '[]';
+                ALTER TABLE users ADD COLUMN tag_names TEXT NOT NULL DEFAULT '[]';
+                ALTER TABLE users ADD COLUMN merged_into TEXT NOT NULL DEFAULT '[]';
+                ALTER TABLE bins ADD COLUMN mean_time REAL;
+                ALTER TABLE bins ADD COLUMN transitions TEXT NOT NULL DEFAULT '[]';
+                CREATE TABLE feedback_v7 (
+                    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) >= 1),
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    at REAL NOT NULL,
+                    track_id TEXT NOT NULL,
+                    signal TEXT NOT NULL CHECK (signal = 'like' OR signal = 'dislike' OR signal = 'skip' OR signal = 'complete' OR signal = 'rate'),
+                    played_ms INTEGER CHECK (played_ms IS NULL OR played_ms >= 0),
+                    pick_id TEXT,
+                    bin_number INTEGER NOT NULL,
+                    switched_to INTEGER,
+                    snapshot TEXT,
+                    applied_seq INTEGER NOT NULL,
+                    rating INTEGER CHECK ((signal = 'rate') = (rating IS NOT NULL) AND (rating IS NULL OR rating BETWEEN 1 AND 5))
+                );
+                INSERT INTO feedback_v7 (rowid, id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
+                    SELECT rowid, id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq FROM feedback;
+                DROP TABLE feedback;
+                ALTER TABLE feedback_v7 RENAME TO feedback;
+                CREATE INDEX feedback_user ON feedback(user_id, applied_seq);
+                DROP VIEW bin_songs;
+                CREATE VIEW bin_songs AS
+                    SELECT b.id AS bin_id, CAST(j.key AS INTEGER) AS position, json_extract(j.value, '$[0]') AS song_id,
+                           json_extract(j.value, '$[1]') AS likes, json_extract(j.value, '$[2]') AS dislikes,
+                           json_extract(j.value, '$[3]') AS rating
+                    FROM bins b, json_each(b.songs) j;
+                """)
+            try migrateLayoutV1(db)
+        }
         return m
+    }
+
+    /// Rewrites the vectors of layout v1 (bins, weights, picks) in this build's layout.
+    static func migrateLayoutV1(_ db: Database) throws {
+        // New slots get the bundled models' values: the initial spread, the default weights.
+        let config = try Models.bundled().config
+        let spread = config.initialSpread
+        let defaultWeight = config.defaultWeights
+        func convert(_ blob: Data, fill: Float, table: String, column: String, row: Int64) throws -> Data {
+            guard let v = LayoutMigration.fromV1(VectorCoding.decode(blob), fill: fill) else {
+                throw StoreError.corrupt(table: table, column: column, row: row, expected: "\(LayoutMigration.v1Names.count) floats of layout v1")
+            }
+            return VectorCoding.encode(v)
+        }
+        for r in try Row.fetchAll(db, sql: "SELECT id, centroid, spread, observed FROM bins WHERE layout_version = 1") {
+            let id: Int64 = r["id"]
+            try db.execute(
+                sql: "UPDATE bins SET layout_version = ?, centroid = ?, spread = ?, observed = ? WHERE id = ?",
+                arguments: [
+                    FeatureLayout.version, try convert(r["centroid"], fill: 0, table: "bins", column: "centroid", row: id),
+                    try convert(r["spread"], fill: spread, table: "bins", column: "spread", row: id),
+                    try convert(r["observed"], fill: 0, table: "bins", column: "observed", row: id), id,
+                ])
+        }
+        for r in try Row.fetchAll(db, sql: "SELECT rowid, user_id, vector FROM weights WHERE layout_version = 1") {
+            let row: Int64 = r["rowid"]
+            let old = VectorCoding.decode(r["vector"] as Data)
+            guard old.count == LayoutMigration.v1Names.count else {
+                throw StoreError.corrupt(table: "weights", column: "vector", row: row, expected: "\(LayoutMigration.v1Names.count) floats of layout v1")
+            }
+            var v = defaultWeight
+            for (i, j) in LayoutMigration.v1ToCurrent.enumerated() {
+                if let j { v[j] = old[i] }
+            }
+            try db.execute(
+                sql: "UPDATE weights SET layout_version = ?, vector = ? WHERE rowid = ?",
+                arguments: [FeatureLayout.version, VectorCoding.encode(v), row])
+        }
+        for r in try Row.fetchAll(db, sql: "SELECT rowid, features, mask FROM picks WHERE layout_version = 1") {
+            let row: Int64 = r["rowid"]
+            try db.execute(
+                sql: "UPDATE picks SET layout_version = ?, features = ?, mask = ? WHERE rowid = ?",
+                arguments: [
+                    FeatureLayout.version, try convert(r["features"], fill: 0, table: "picks", column: "features", row: row),
+                    try convert(r["mask"], fill: 0, table: "picks", column: "mask", row: row), row,
+                ])
+        }
     }
 }

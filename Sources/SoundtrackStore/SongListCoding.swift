@@ -3,10 +3,11 @@ import SoundtrackContext
 import SoundtrackEngine
 
 /// A bin's songs as the JSON text of its `bins.songs` column (schema v6): one
-/// `["<track id>", likes, dislikes]` per song, in the bin's order.
+/// `["<track id>", likes, dislikes]` per song, in the bin's order, with a fourth element, the
+/// song's last star rating in the bin (1…5), when it has one (schema v7).
 ///
 /// ```json
-/// [["spotify:track:4ly1QBXEwYoDmje9rmEgC4",2,0],["spotify:track:1G9k3c1P9PKnmsqeuUtGxc",0,1]]
+/// [["spotify:track:4ly1QBXEwYoDmje9rmEgC4",2,0],["spotify:track:1G9k3c1P9PKnmsqeuUtGxc",0,1,2]]
 /// ```
 ///
 /// The songs live in their bin's row so that a changed bin is one row (one page) written, not a
@@ -40,40 +41,49 @@ enum SongListCoding {
             JSONValue.writeNumber(Double(s.likes), into: &out)
             out.append(UInt8(ascii: ","))
             JSONValue.writeNumber(Double(s.dislikes), into: &out)
+            if s.rating != 0 {
+                out.append(UInt8(ascii: ","))
+                JSONValue.writeNumber(Double(s.rating), into: &out)
+            }
             out.append(UInt8(ascii: "]"))
         }
         out.append(UInt8(ascii: "]"))
     }
 
     /// What the column must hold, for errors.
-    static let expected = "a JSON array of [track id, likes, dislikes] with counts ≥ 0"
+    static let expected = "a JSON array of [track id, likes, dislikes(, rating 1…5)] with counts ≥ 0"
 
     /// The error for a bin whose `songs` cannot be read: loads throw it, ``Store/check()`` lists it.
     static func unreadable(bin: Int64) -> StoreError {
         .corrupt(table: "bins", column: "songs", row: bin, expected: expected)
     }
 
-    /// Calls `song(id, likes, dislikes)` for each song of the text, in order; `id` is the track
-    /// id's UTF-8 bytes, valid during the call only.
+    /// Calls `song(id, likes, dislikes, rating)` for each song of the text, in order; `id` is the
+    /// track id's UTF-8 bytes, valid during the call only; `rating` is 0 when the song has none.
     ///
     /// The compact form that ``encode(_:)`` writes is read straight from the bytes; anything else
     /// (spaces, escapes in an id, a row edited by hand) goes through the general JSON parser.
     /// - Returns: false when the text is not ``expected`` (then `song` may have been called for
     ///   some songs already).
-    static func decode(_ raw: UnsafeRawBufferPointer, _ song: (UnsafeRawBufferPointer, Int, Int) -> Void) -> Bool {
+    static func decode(_ raw: UnsafeRawBufferPointer, _ song: (UnsafeRawBufferPointer, Int, Int, Int) -> Void) -> Bool {
         if let done = decodeCompact(raw, song) { return done }
         guard case let .array(items)? = try? JSONParser.parse(bytes: raw) else { return false }
-        var parsed: [(String, Int, Int)] = []
+        var parsed: [(String, Int, Int, Int)] = []
         parsed.reserveCapacity(items.count)
         for item in items {
-            guard case let .array(fields) = item, fields.count == 3, case let .string(id) = fields[0],
+            guard case let .array(fields) = item, fields.count == 3 || fields.count == 4, case let .string(id) = fields[0],
                 let likes = count(fields[1]), let dislikes = count(fields[2])
             else { return false }
-            parsed.append((id, likes, dislikes))
+            var rating = 0
+            if fields.count == 4 {
+                guard let r = count(fields[3]), (1...5).contains(r) else { return false }
+                rating = r
+            }
+            parsed.append((id, likes, dislikes, rating))
         }
-        for (id, likes, dislikes) in parsed {
+        for (id, likes, dislikes, rating) in parsed {
             var id = id
-            id.withUTF8 { song(UnsafeRawBufferPointer($0), likes, dislikes) }
+            id.withUTF8 { song(UnsafeRawBufferPointer($0), likes, dislikes, rating) }
         }
         return true
     }
@@ -87,7 +97,7 @@ enum SongListCoding {
     /// The compact form: `nil` when the text is not in it (the caller then parses it in general),
     /// else true once every song was handed over. Nothing is handed over unless the whole text is
     /// compact, so that the general parse does not repeat songs.
-    private static func decodeCompact(_ raw: UnsafeRawBufferPointer, _ song: (UnsafeRawBufferPointer, Int, Int) -> Void) -> Bool? {
+    private static func decodeCompact(_ raw: UnsafeRawBufferPointer, _ song: (UnsafeRawBufferPointer, Int, Int, Int) -> Void) -> Bool? {
         let n = raw.count
         guard n >= 2, raw[0] == UInt8(ascii: "["), raw[n - 1] == UInt8(ascii: "]") else { return nil }
         if n == 2 { return true }
@@ -107,11 +117,16 @@ enum SongListCoding {
                 let id = UnsafeRawBufferPointer(rebasing: raw[start..<j])
                 i = j + 1
                 guard let likes = digits(raw, &i, after: UInt8(ascii: ",")),
-                    let dislikes = digits(raw, &i, after: UInt8(ascii: ",")),
-                    i < n, raw[i] == UInt8(ascii: "]")
+                    let dislikes = digits(raw, &i, after: UInt8(ascii: ","))
                 else { return nil }
+                var rating = 0
+                if i < n, raw[i] == UInt8(ascii: ",") {
+                    guard let r = digits(raw, &i, after: UInt8(ascii: ",")), (1...5).contains(r) else { return nil }
+                    rating = r
+                }
+                guard i < n, raw[i] == UInt8(ascii: "]") else { return nil }
                 i += 1
-                if handing { song(id, likes, dislikes) }
+                if handing { song(id, likes, dislikes, rating) }
                 guard i < n else { return nil }
                 if raw[i] == UInt8(ascii: "]") {
                     guard i == n - 1 else { return nil }

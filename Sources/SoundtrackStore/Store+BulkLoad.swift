@@ -24,6 +24,8 @@ extension Store {
             var seq: Int64 = 0
             var lastAt: Double?
             var keep = false
+            var vocabulary = FeatureVocabulary()
+            var mergedInto: [Int: Int] = [:]
             init(pickCounter: Int64, nextBinNumber: Int, weights: [Float]) {
                 self.pickCounter = pickCounter
                 self.nextBinNumber = nextBinNumber
@@ -36,9 +38,13 @@ extension Store {
         var parts: [String: Partial] = [:]
         parts.reserveCapacity(users.count)
 
-        let u = try RawStatement(db, "SELECT id, pick_counter, next_bin_number FROM users WHERE id IN \(wanted)", text: ids)
+        let u = try RawStatement(
+            db, "SELECT id, pick_counter, next_bin_number, rowid, place_names, tag_names, merged_into FROM users WHERE id IN \(wanted)", text: ids)
         while try u.step() {
-            parts[u.text(0)] = Partial(pickCounter: u.int64(1), nextBinNumber: u.int(2), weights: defaults)
+            let p = Partial(pickCounter: u.int64(1), nextBinNumber: u.int(2), weights: defaults)
+            (p.vocabulary, p.mergedInto) = try Self.decodeUserLists(
+                row: u.int64(3), placeNames: u.text(4), tagNames: u.text(5), mergedInto: u.text(6))
+            parts[u.text(0)] = p
         }
         guard !parts.isEmpty else { return [:] }
 
@@ -46,7 +52,8 @@ extension Store {
         // across users: one string per distinct id, shared, found by its hash.
         var interned: [UInt64: String] = [:]
         let b = try RawStatement(db, """
-            SELECT user_id, id, number, label, layout_version, centroid, spread, observed, observations, prior, created_at, updated_at, songs
+            SELECT user_id, id, number, label, layout_version, centroid, spread, observed, observations, prior, created_at, updated_at, songs,
+                mean_time, transitions
             FROM bins WHERE user_id IN \(wanted) ORDER BY user_id, number
             """, text: ids)
         var lastUser = "", lastPart: Partial?
@@ -63,7 +70,7 @@ extension Store {
                 throw StoreError.layoutMismatch(table: "bins", found: version, expected: FeatureLayout.version)
             }
             songs.removeAll(keepingCapacity: true)
-            let ok = SongListCoding.decode(b.bytes(12)) { raw, likes, dislikes in
+            let ok = SongListCoding.decode(b.bytes(12)) { raw, likes, dislikes, rating in
                 let key = StableHash.fnv1a(bytes: raw)
                 let id: String
                 if let known = interned[key], Self.equal(known, raw) {
@@ -72,14 +79,15 @@ extension Store {
                     id = String(decoding: raw, as: UTF8.self)
                     if interned[key] == nil { interned[key] = id }
                 }
-                songs.append(BinSong(trackId: id, key: TrackKey(hash: key), likes: likes, dislikes: dislikes))
+                songs.append(BinSong(trackId: id, key: TrackKey(hash: key), likes: likes, dislikes: dislikes, rating: rating))
             }
             guard ok else { throw SongListCoding.unreadable(bin: b.int64(1)) }
             p.bins.append(Bin(
                 number: b.int(2), label: b.text(3),
                 centroid: b.floats(5), spread: b.floats(6), observed: b.floats(7),
                 observations: b.int(8), songs: songs, prior: b.optionalText(9),
-                createdAt: Date(timeIntervalSince1970: b.double(10)), updatedAt: Date(timeIntervalSince1970: b.double(11))))
+                createdAt: Date(timeIntervalSince1970: b.double(10)), updatedAt: Date(timeIntervalSince1970: b.double(11)),
+                meanTime: b.isNull(13) ? nil : b.double(13), transitions: try Self.decodeTransitions(b.text(14), bin: b.int64(1))))
         }
         let w = try RawStatement(db, "SELECT user_id, layout_version, vector FROM weights WHERE user_id IN \(wanted)", text: ids)
         while try w.step() {
@@ -128,7 +136,8 @@ extension Store {
         for (user, p) in parts {
             let state = UserState(
                 user: user, bins: p.bins, weights: p.weights, places: PlaceBook(places: p.places), session: p.session,
-                recentTracks: p.recent, pickCounter: p.pickCounter, nextBinNumber: p.nextBinNumber)
+                recentTracks: p.recent, pickCounter: p.pickCounter, nextBinNumber: p.nextBinNumber,
+                vocabulary: p.vocabulary, mergedInto: p.mergedInto)
             out[user] = CachedUserState(state: state, feedbackSeq: p.seq, lastEventAt: p.lastAt, keepRawSnapshots: p.keep)
         }
         return out

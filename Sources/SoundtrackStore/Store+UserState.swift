@@ -9,9 +9,15 @@ extension Store {
     /// Loads everything the engine knows about a user; `nil` when there is no such user.
     /// - Throws: ``StoreError`` for a row the engine cannot read, database errors.
     static func loadState(_ db: Database, user: String, defaults: [Float]) throws -> UserState? {
-        guard let u = try Row.fetchOne(db.cachedStatement(sql: "SELECT pick_counter, next_bin_number FROM users WHERE id = ?"), arguments: [user]) else {
+        guard
+            let u = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT rowid, pick_counter, next_bin_number, place_names, tag_names, merged_into FROM users WHERE id = ?"),
+                arguments: [user])
+        else {
             return nil
         }
+        let (vocabulary, mergedInto) = try Self.decodeUserLists(
+            row: u["rowid"], placeNames: u["place_names"], tagNames: u["tag_names"], mergedInto: u["merged_into"])
         var bins: [Bin] = []
         let binRows = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM bins WHERE user_id = ? ORDER BY number"), arguments: [user])
         for r in binRows {
@@ -26,7 +32,8 @@ extension Store {
                 observed: VectorCoding.decode(r["observed"]), observations: r["observations"],
                 songs: try Self.decodeSongs(text, bin: r["id"]),
                 prior: r["prior"], createdAt: Date(timeIntervalSince1970: r["created_at"]),
-                updatedAt: Date(timeIntervalSince1970: r["updated_at"])))
+                updatedAt: Date(timeIntervalSince1970: r["updated_at"]), meanTime: r["mean_time"],
+                transitions: try Self.decodeTransitions(r["transitions"], bin: r["id"])))
         }
         var weights = defaults
         if let w = try Row.fetchOne(db.cachedStatement(sql: "SELECT layout_version, vector FROM weights WHERE user_id = ?"), arguments: [user]) {
@@ -50,7 +57,64 @@ extension Store {
         }
         return UserState(
             user: user, bins: bins, weights: weights, places: PlaceBook(places: places), session: session,
-            recentTracks: recent, pickCounter: u["pick_counter"], nextBinNumber: u["next_bin_number"])
+            recentTracks: recent, pickCounter: u["pick_counter"], nextBinNumber: u["next_bin_number"],
+            vocabulary: vocabulary, mergedInto: mergedInto)
+    }
+
+    /// The vocabulary and the merges of a user from the text of their `users` columns.
+    /// - Throws: ``StoreError/corrupt(table:column:row:expected:)`` for a column that does not read.
+    static func decodeUserLists(
+        row: Int64, placeNames: String, tagNames: String, mergedInto: String
+    ) throws(StoreError) -> (FeatureVocabulary, [Int: Int]) {
+        func strings(_ text: String, _ column: String, max: Int) throws(StoreError) -> [String] {
+            guard case let .array(items)? = try? JSONParser.parse(text), items.count <= max else {
+                throw .corrupt(table: "users", column: column, row: row, expected: "a JSON array of at most \(max) strings")
+            }
+            var out: [String] = []
+            for item in items {
+                guard case let .string(x) = item else {
+                    throw .corrupt(table: "users", column: column, row: row, expected: "a JSON array of at most \(max) strings")
+                }
+                out.append(x)
+            }
+            return out
+        }
+        let places = try strings(placeNames, "place_names", max: FeatureLayout.learnedPlaceSlots)
+        let tags = try strings(tagNames, "tag_names", max: FeatureLayout.tagSlots)
+        guard let pairs = intList(mergedInto), pairs.count % 2 == 0 else {
+            throw .corrupt(table: "users", column: "merged_into", row: row, expected: "a JSON array of bin numbers in pairs (merged, into)")
+        }
+        var merged: [Int: Int] = [:]
+        for k in stride(from: 0, to: pairs.count, by: 2) { merged[pairs[k]] = pairs[k + 1] }
+        return (FeatureVocabulary(places: places, tags: tags), merged)
+    }
+
+    /// A bin's session transitions from the text of its `transitions` column (other bin, count, …).
+    /// - Throws: ``StoreError/corrupt(table:column:row:expected:)`` when it does not read.
+    static func decodeTransitions(_ text: String, bin: Int64) throws(StoreError) -> [Int: Int] {
+        guard let pairs = intList(text), pairs.count % 2 == 0 else {
+            throw .corrupt(table: "bins", column: "transitions", row: bin, expected: "a JSON array of (bin number, count) pairs")
+        }
+        var out: [Int: Int] = [:]
+        for k in stride(from: 0, to: pairs.count, by: 2) { out[pairs[k]] = pairs[k + 1] }
+        return out
+    }
+
+    /// A JSON array of whole numbers; `nil` when the text is not one.
+    static func intList(_ text: String) -> [Int]? {
+        guard case let .array(items)? = try? JSONParser.parse(text) else { return nil }
+        var out: [Int] = []
+        out.reserveCapacity(items.count)
+        for v in items {
+            guard case let .number(n) = v, n == n.rounded(), abs(n) < 1e15 else { return nil }
+            out.append(Int(n))
+        }
+        return out
+    }
+
+    /// A map of numbers as the flat JSON array `[key, value, …]`, keys in ascending order.
+    static func encodePairs(_ map: [Int: Int]) -> [UInt8] {
+        encodeInts(map.sorted { $0.key < $1.key }.flatMap { [$0.key, $0.value] })
     }
 
     /// Writes what the engine changed (``UserState/changes``: bins, memberships, weights, places,
@@ -67,6 +131,23 @@ extension Store {
             try stmt.execute()
         }
         let changes = state.changes
+        if changes.places || !changes.removedBins.isEmpty {
+            // The vocabulary changes with the places (a new place or tag gets a slot); the merges with the bins.
+            let stmt = try RawStatement(db, cached: "UPDATE users SET place_names = ?, tag_names = ?, merged_into = ? WHERE id = ?")
+            try stmt.bind(1, utf8: encodeStrings(state.vocabulary.places))
+            try stmt.bind(2, utf8: encodeStrings(state.vocabulary.tags))
+            try stmt.bind(3, utf8: encodePairs(state.mergedInto))
+            try stmt.bind(4, user)
+            try stmt.execute()
+        }
+        if !changes.removedBins.isEmpty {
+            let stmt = try RawStatement(db, cached: "DELETE FROM bins WHERE user_id = ? AND number = ?")
+            for number in changes.removedBins.sorted() {
+                try stmt.bind(1, user)
+                try stmt.bind(2, number)
+                try stmt.execute()
+            }
+        }
         // The row ids of the user's bins (one index range read): bins are then written by row id,
         // without an index probe per row.
         var binIds: [Int: Int64] = [:]
@@ -82,12 +163,14 @@ extension Store {
         if !changes.bins.isEmpty {
             // Bound through SQLite's C API (``RawStatement``): replay writes thousands of bins per block.
             let update = try RawStatement(db, cached: """
-                UPDATE bins SET label = ?, centroid = ?, spread = ?, observed = ?, observations = ?, updated_at = ?, songs = ?
+                UPDATE bins SET label = ?, centroid = ?, spread = ?, observed = ?, observations = ?, updated_at = ?, songs = ?,
+                    mean_time = ?, transitions = ?
                 WHERE id = ?
                 """)
             let insert = try RawStatement(db, cached: """
-                INSERT INTO bins (user_id, number, label, layout_version, centroid, spread, observed, observations, prior, created_at, updated_at, songs)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO bins (user_id, number, label, layout_version, centroid, spread, observed, observations, prior, created_at, updated_at, songs,
+                    mean_time, transitions)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for number in changes.bins.sorted() {
                 guard let i = state.binIndex(number: number) else { continue }
@@ -102,7 +185,9 @@ extension Store {
                     try update.bind(6, b.updatedAt.timeIntervalSince1970)
                     SongListCoding.encode(b.songs, into: &songText)
                     try update.bind(7, utf8: songText)
-                    try update.bind(8, id)
+                    try update.bind(8, b.meanTime)
+                    try update.bind(9, utf8: encodePairs(b.transitions))
+                    try update.bind(10, id)
                     try update.execute()
                 } else {
                     try insert.bind(1, user)
@@ -118,6 +203,8 @@ extension Store {
                     try insert.bind(11, b.updatedAt.timeIntervalSince1970)
                     SongListCoding.encode(b.songs, into: &songText)
                     try insert.bind(12, utf8: songText)
+                    try insert.bind(13, b.meanTime)
+                    try insert.bind(14, utf8: encodePairs(b.transitions))
                     try insert.execute()
                     binIds[number] = Int64(sqlite3_last_insert_rowid(db.sqliteConnection))
                 }
@@ -192,8 +279,8 @@ extension Store {
     /// statement cache once per transaction, not once a row).
     static func feedbackInsert(_ db: Database) throws -> RawStatement {
         try RawStatement(db, cached: """
-            INSERT INTO feedback (id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO feedback (id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq, rating)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
     }
 
@@ -212,6 +299,7 @@ extension Store {
         try stmt.bind(9, outcome.switchedTo)
         try stmt.bind(10, keepSnapshot ? e.snapshot?.json().serialized() : nil)
         try stmt.bind(11, seq)
+        try stmt.bind(12, e.rating)
         try stmt.execute()
     }
 
@@ -320,8 +408,8 @@ extension Store {
         var text = text
         var songs: [BinSong] = []
         let ok = text.withUTF8 { utf8 in
-            SongListCoding.decode(UnsafeRawBufferPointer(utf8)) { id, likes, dislikes in
-                songs.append(BinSong(trackId: String(decoding: id, as: UTF8.self), likes: likes, dislikes: dislikes))
+            SongListCoding.decode(UnsafeRawBufferPointer(utf8)) { id, likes, dislikes, rating in
+                songs.append(BinSong(trackId: String(decoding: id, as: UTF8.self), likes: likes, dislikes: dislikes, rating: rating))
             }
         }
         guard ok else { throw SongListCoding.unreadable(bin: bin) }

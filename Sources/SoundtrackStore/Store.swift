@@ -156,7 +156,7 @@ public final class Store: Sendable {
             let row = bins.int64(0)
             var seen = Set<String>()
             var repeated: [String] = [], unknown: [String] = []
-            let ok = SongListCoding.decode(bins.bytes(1)) { raw, _, _ in
+            let ok = SongListCoding.decode(bins.bytes(1)) { raw, _, _, _ in
                 let id = String(decoding: raw, as: UTF8.self)
                 if !seen.insert(id).inserted { repeated.append(id) }
                 if !catalog.contains(id) { unknown.append(id) }

@@ -281,10 +281,10 @@ struct ModelFileTests {
     @Test func weightsErrors() {
         func decode(_ s: String) throws(InputError) -> [Float] { try DefaultWeights.decode(Data(s.utf8)) }
         let head = #""schema": "soundtrack.weights", "version": 2"#
-        #expect(throws: InputError(path: "groups.placee", expected: "a feature group name", got: "'placee'")) {
+        #expect(throws: InputError(path: "groups.placee", expected: "a feature group name", got: "\"placee\"")) {
             try decode(#"{\#(head), "layout_version": 2, "default": 1, "groups": {"placee": 1}}"#)
         }
-        #expect(throws: InputError(path: "slots.place.gymm", expected: "a feature slot name", got: "'place.gymm'")) {
+        #expect(throws: InputError(path: "slots.place.gymm", expected: "a feature slot name", got: "\"place.gymm\"")) {
             try decode(#"{\#(head), "layout_version": 2, "default": 1, "slots": {"place.gymm": 1}}"#)
         }
         #expect(throws: InputError(path: "slots.place.gym", expected: "a number in 0...5", got: "-1")) {
@@ -296,7 +296,7 @@ struct ModelFileTests {
         #expect(throws: InputError(path: "default", expected: "a number in 0...5", got: "nothing")) {
             try decode(#"{\#(head), "layout_version": 2}"#)
         }
-        #expect(throws: InputError(path: "schema", expected: "'soundtrack.weights'", got: "'soundtrack.thresholds'")) {
+        #expect(throws: InputError(path: "schema", expected: "\"soundtrack.weights\"", got: "\"soundtrack.thresholds\"")) {
             try decode(#"{"schema": "soundtrack.thresholds", "version": 2, "layout_version": 2, "default": 1}"#)
         }
         #expect((try? decode(#"{\#(head), "layout_version": 2, "default": 2}"#)) == [Float](repeating: 2, count: FeatureLayout.dimension))
@@ -325,7 +325,7 @@ struct ModelFileTests {
         #expect(throws: InputError(path: "session_timeout_minutes", expected: "an integer in 1...10080", got: "nothing")) {
             try decode(#",\#n  "session_timeout_minutes": 45"#, "")
         }
-        #expect(throws: InputError(path: "create_bin_below", expected: "a number in 0...1", got: "'high'")) {
+        #expect(throws: InputError(path: "create_bin_below", expected: "a number in 0...1", got: "a string")) {
             try decode(#""create_bin_below": 0.55"#, #""create_bin_below": "high""#)
         }
         #expect(throws: InputError(path: "bin_cap", expected: "an integer in 1...1000", got: "0")) {

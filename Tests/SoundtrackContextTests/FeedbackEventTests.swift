@@ -112,7 +112,7 @@ struct FeedbackEventTests {
     @Test func strictModeRejectsUnknownFields() {
         let text = feedbackJSON(#""pick_id": "p", "device": "iPhone""#)
         #expect(feedbackError(text) == nil)
-        #expect(feedbackError(text, strict: true) == #"device: expected one of the fields id, user, at, track, signal, played_ms, pick_id, snapshot, got "device""#)
+        #expect(feedbackError(text, strict: true) == #"device: expected one of the fields id, user, at, track, signal, rating, played_ms, pick_id, snapshot, got "device""#)
         let nested = feedbackJSON(#""snapshot": {"user": "u-1", "at": "2026-03-14T07:42:10+01:00", "battery": 0.5}"#)
         #expect(feedbackError(nested) == nil)
         #expect(feedbackError(nested, strict: true) == "snapshot.battery: expected one of the fields user, at, location, weather, calendar, bluetooth, motion, audio, tags, got \"battery\"")

@@ -67,13 +67,18 @@ struct BinLifecycleTests {
     @Test("A small bin that never recurs is folded into its nearest bin after the idle time")
     func idleSmallBinsFold() {
         var state = engine.newUser("u-1")
-        _ = engine.pick(phone("2026-03-01T09:00:00+01:00", activity: .stationary, wifi: "home"), state: &state)
-        _ = engine.pick(phone("2026-03-01T15:00:00+01:00", activity: .automotive, wifi: "none"), state: &state)
+        // A context seen four times (more than fold_max_observations), one seen once.
+        for minute in ["00", "05", "10", "15"] {
+            _ = engine.pick(phone("2026-03-02T09:\(minute):00+01:00", activity: .stationary, wifi: "home"), state: &state)
+        }
+        _ = engine.pick(phone("2026-03-02T15:00:00+01:00", activity: .automotive, wifi: "none"), state: &state)
         #expect(state.bins.count == 2)
-        // Weeks later, only the first context comes back.
-        _ = engine.pick(phone("2026-03-20T09:00:00+01:00", activity: .stationary, wifi: "home"), state: &state)
-        #expect(state.bins.count == 1, "the driving bin (1 snapshot, idle 19 days) was folded")
-        #expect(state.mergedInto.count == 1)
+        #expect(state.bins.map(\.observations) == [4, 1])
+        // Three weeks later, on a Monday again, only the first context comes back.
+        _ = engine.pick(phone("2026-03-23T09:00:00+01:00", activity: .stationary, wifi: "home"), state: &state)
+        #expect(state.bins.map(\.number) == [1], "the driving bin (1 snapshot, idle 21 days) was folded")
+        #expect(state.mergedInto == [2: 1])
+        #expect(state.bins[0].observations == 6, "the folded bin's snapshot counts in the survivor")
     }
 
     @Test("Labels name time and values as a person would, and differ between a user's bins")
@@ -90,63 +95,39 @@ struct BinLifecycleTests {
         #expect(labels.allSatisfy { !$0.contains("tags.") && !$0.contains(".h") })
     }
 
-    @Test("The session's current bin is preferred while the context persists (stickiness)")
+    @Test("The session's current bin is preferred while the context persists (stickiness), less as time passes")
     func stickiness() {
-        var config = engine.config
-        config.stickiness = 0
-        let loose = engine.with(config: config)
-        func run(_ e: Recommender) -> Int {
+        func run(stickiness: Float, at time: String) -> Int {
+            var config = engine.config
+            config.stickiness = stickiness
+            let e = engine.with(config: config)
             var state = e.newUser("u-1")
             _ = e.pick(phone("2026-03-11T09:00:00+01:00", activity: .stationary, wifi: "home"), state: &state)
-            // Ten minutes later a noisy reading: one sensor differs.
-            _ = e.pick(phone("2026-03-11T09:10:00+01:00", activity: .unknown, wifi: "home"), state: &state)
+            // A noisy reading later: the activity sensor says something else.
+            _ = e.pick(phone(time, activity: .unknown, wifi: "home"), state: &state)
             return state.bins.count
         }
-        #expect(run(engine) == 1)
-        #expect(run(loose) >= 1)
+        #expect(run(stickiness: 0, at: "2026-03-11T09:10:00+01:00") == 2, "without stickiness the reading is a new context")
+        #expect(run(stickiness: 0.3, at: "2026-03-11T09:10:00+01:00") == 1, "10 minutes on, the session's bin holds it")
+        #expect(run(stickiness: 0.3, at: "2026-03-11T13:00:00+01:00") == 2, "4 hours on, the bonus has decayed")
     }
 
     @Test("A rating replaces the user's earlier rating of the track in the bin; 3 is neither like nor dislike")
     func ratingsUpsert() throws {
         var state = engine.newUser("u-1")
-        let (p, r) = engine.pick(Fixtures.library(), state: &state)
-        func rate(_ id: String, _ stars: Int) throws {
+        let (pick, record) = engine.pick(Fixtures.library(), state: &state)
+        let track = pick.track.id
+        func rate(_ stars: Int, _ id: String) throws -> [Int]? {
             _ = try engine.feedback(
-                FeedbackEvent(id: id, user: "u-1", at: p.at, track: p.track.id, signal: .rate, rating: stars, pickId: p.pickId),
-                pick: r, state: &state)
+                FeedbackEvent(id: id, user: "u-1", at: pick.at, track: track, signal: .rate, rating: stars, pickId: pick.pickId),
+                pick: record, state: &state)
+            let bin = try #require(state.binIndex(number: record.binNumber))
+            return state.bins[bin].songs.first { $0.trackId == track }.map { [$0.likes, $0.dislikes, $0.rating] }
         }
-        try rate("e-1", 5)
-        var song = state.bins[0].songs[state.bins[0].songIndex(p.track.id)!]
-        #expect(song.likes == 1 && song.dislikes == 0 && song.rating == 5)
-        try rate("e-2", 1)
-        song = state.bins[0].songs[state.bins[0].songIndex(p.track.id)!]
-        #expect(song.likes == 0 && song.dislikes == 1 && song.rating == 1)
-        try rate("e-3", 3)
-        song = state.bins[0].songs[state.bins[0].songIndex(p.track.id)!]
-        #expect(song.likes == 0 && song.dislikes == 0 && song.rating == 3)
-        #expect(Recommender.evidence(song).sum == 3 && Recommender.evidence(song).n == 1)
-    }
-}
-
-@Suite("Track ranking")
-struct RankingTests {
-    let engine = Fixtures.engine()
-
-    @Test("A ranked list is in score order; with exploration off the pick is its first track")
-    func rankedListOrder() {
-        var config = engine.config
-        config.exploration = 0
-        let e = engine.with(config: config).with(community: SharedCommunity())
-        var state = e.newUser("u-1")
-        let pick = e.pick(Fixtures.library(), state: &state, top: 10).pick
-        #expect(pick.ranked.count == 10)
-        #expect(pick.track.id == pick.ranked[0].id)
-        var copy = state
-        let x = e.features(of: Fixtures.library(at: "2026-03-11T09:41:00+01:00"), state: &copy)
-        let sims = e.binSimilarities(x, state: &copy)
-        let rows = pick.ranked.compactMap { Fixtures.catalog.row(of: $0.id) }
-        let scored = e.rankTracks(x, binIndex: 0, similarities: sims, state: &copy, rows: rows)
-        #expect(zip(scored, scored.dropFirst()).allSatisfy { $0.score >= $1.score })
+        #expect(try rate(5, "r-1") == [1, 0, 5])
+        #expect(try rate(2, "r-2") == [0, 1, 2], "the 5 stopped counting")
+        #expect(try rate(3, "r-3") == [0, 0, 3])
+        #expect(try rate(4, "r-4") == [1, 0, 4])
     }
 
     @Test("Explore 0 makes picks deterministic; the same seed gives the same picks with exploration")
@@ -166,6 +147,7 @@ struct RankingTests {
     func tasteAcrossBins() throws {
         var config = engine.config
         config.exploration = 0
+        config.repeatWindow = 0  // the liked track was just played: allow it again
         let e = engine.with(config: config).with(community: SharedCommunity())
         var state = e.newUser("u-1")
         let (gymPick, gymRecord) = e.pick(Fixtures.gym(), state: &state)

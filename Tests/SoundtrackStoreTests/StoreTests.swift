@@ -379,12 +379,13 @@ struct StoreTests {
             BinSong(trackId: "spotify:track:4ly1QBXEwYoDmje9rmEgC4", likes: 2, dislikes: 0),
             BinSong(trackId: "local:\"quoted\" \\ back é", likes: 0, dislikes: 12),
             BinSong(trackId: "x", likes: 1_000_000_000_000, dislikes: 0),
+            BinSong(trackId: "rated", likes: 1, dislikes: 0, rating: 4),
         ]
         func decode(_ text: String) -> [BinSong]? {
             var out: [BinSong] = []
             let ok = Array(text.utf8).withUnsafeBytes { raw in
-                SongListCoding.decode(raw) { id, likes, dislikes in
-                    out.append(BinSong(trackId: String(decoding: id, as: UTF8.self), likes: likes, dislikes: dislikes))
+                SongListCoding.decode(raw) { id, likes, dislikes, rating in
+                    out.append(BinSong(trackId: String(decoding: id, as: UTF8.self), likes: likes, dislikes: dislikes, rating: rating))
                 }
             }
             return ok ? out : nil
@@ -394,7 +395,9 @@ struct StoreTests {
         #expect(decode(String(decoding: SongListCoding.encode([]), as: UTF8.self)) == [])
         #expect(decode(" [ [\"a\" , 1, 2] ] ") == [BinSong(trackId: "a", likes: 1, dislikes: 2)])
         #expect(decode(#"[["a",1,2],["b",3,4]]"#) == [BinSong(trackId: "a", likes: 1, dislikes: 2), BinSong(trackId: "b", likes: 3, dislikes: 4)])
-        for bad in ["", "[", "{}", #"[["a",1]]"#, #"[["a",1,2,3]]"#, #"[["a",-1,2]]"#, #"[["a",1.5,2]]"#, #"[[1,1,2]]"#,
+        #expect(decode(#"[["a",1,2,3]]"#) == [BinSong(trackId: "a", likes: 1, dislikes: 2, rating: 3)])
+        #expect(decode(#" [["a",1,2,5]]"#) == [BinSong(trackId: "a", likes: 1, dislikes: 2, rating: 5)])
+        for bad in ["", "[", "{}", #"[["a",1]]"#, #"[["a",1,2,0]]"#, #"[["a",1,2,6]]"#, #" [["a",1,2,6]]"#, #"[["a",1,2,3,4]]"#, #"[["a",-1,2]]"#, #"[["a",1.5,2]]"#, #"[[1,1,2]]"#,
                     #"[["a",1,2]"#, #"[["a",1,2]],"#, #"[["a",01,2]]"#, "null"] {
             #expect(decode(bad) == nil, "\(bad)")
         }
