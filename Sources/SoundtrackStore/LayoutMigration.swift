@@ -6,7 +6,7 @@ import SoundtrackContext
 /// slots each user's vocabulary assigns) and are dropped: a bin's centroid 0 and presence 0 there,
 /// its spread the initial spread, a weight the default. New slots of v2 start the same way.
 enum LayoutMigration {
-    /// The slot names of layout v1, in index order (71 slots).
+    /// The slot names of layout v1, in index order (83 slots).
     static let v1Names: [String] = {
         var s: [String] = []
         func add(_ prefix: String, _ names: [String]) { s += names.map { "\(prefix).\($0)" } }

@@ -181,6 +181,9 @@ extension Store {
         state.changes.counters = true
         try database.write { db in
             if try !Self.userExists(db, state.user) { try Self.insertUser(db, state.user, at: at) }
+            // Bins stored but no longer in the state (merged or folded since) go.
+            let stored = try Int.fetchAll(db, sql: "SELECT number FROM bins WHERE user_id = ?", arguments: [state.user])
+            state.changes.removedBins = Set(stored).subtracting(state.bins.map(\.number))
             try Self.saveState(db, &state)
         }
     }

@@ -76,6 +76,46 @@ struct StoreTests {
         #expect(again.session == state.session)
     }
 
+    @Test("Vocabulary, merges, mean times, transitions and ratings survive the store, user by user and in bulk", arguments: Kind.allCases)
+    func onlineClusterStateRoundTrip(kind: Kind) throws {
+        let service = try Self.service(kind)
+        var config = service.engine.config
+        config.binCap = 2
+        let engine = service.engine.with(config: config).with(catalog: IndexCatalog(CatalogIndex(tracks: Self.tracks)))
+        var state = engine.newUser("u-1")
+        var last: (Pick, PickRecord)?
+        for (i, p) in ["library", "gym", "home", "cafe", "gym"].enumerated() {
+            var s = Self.snapshot(p, "2026-03-11T09:\(i)0:00+01:00")  // one session: transitions
+            s.tags = ["wifi": p, "ringer": i % 2 == 0 ? "normal" : "silent"]
+            last = engine.pick(s, state: &state)
+        }
+        let (pick, record) = try #require(last)
+        _ = try engine.feedback(
+            FeedbackEvent(id: "r-1", user: "u-1", at: pick.at, track: pick.track.id, signal: .rate, rating: 5, pickId: pick.pickId),
+            pick: record, state: &state)
+        #expect(!state.mergedInto.isEmpty && state.bins.count == 2)
+        #expect(!state.vocabulary.tags.isEmpty && !state.vocabulary.places.isEmpty)
+        #expect(state.bins.contains { !$0.transitions.isEmpty })
+        #expect(state.bins.contains { $0.songs.contains { $0.rating == 5 } })
+        try service.store.saveWholeState(state, at: Date())
+        let defaults = engine.config.defaultWeights
+        for loaded in [
+            try #require(try service.store.loadCachedState(user: "u-1", defaults: defaults)).state,
+            try #require(try service.store.loadCachedStates(users: ["u-1"], defaults: defaults)["u-1"]).state,
+        ] {
+            #expect(loaded.bins == state.bins)
+            #expect(loaded.bins.map(\.meanTime) == state.bins.map(\.meanTime))
+            #expect(loaded.vocabulary == state.vocabulary)
+            #expect(loaded.mergedInto == state.mergedInto)
+            #expect(loaded.nextBinNumber == state.nextBinNumber)
+        }
+        // A later whole save without a bin deletes its row.
+        var fewer = state
+        fewer.bins.removeLast()
+        try service.store.saveWholeState(fewer, at: Date())
+        #expect(try service.store.loadCachedState(user: "u-1", defaults: defaults)?.state.bins.count == 1)
+    }
+
     @Test("A stored pick reads back as it was made, and a pick row of an earlier version (ranking as JSON text) still reads")
     func pickRecordRoundTrip() throws {
         let service = try Self.service(.file)
@@ -335,6 +375,54 @@ struct StoreTests {
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM bin_songs") == 2)
             try db.execute(sql: "DELETE FROM users WHERE id = 'u-1'")
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM bin_songs") == 0)
+        }
+    }
+
+    @Test("Migration v7 moves vectors of layout v1 to v2 by slot name and keeps feedback rows; rate rows need a rating")
+    func layoutV1Migrated() throws {
+        let queue = try DatabaseQueue()
+        try Schema.migrator.migrate(queue, upTo: "v6")
+        let v1 = LayoutMigration.v1Names
+        #expect(v1.count == 83)
+        // A v1 vector with the slot's index + 1 in every slot: each value says where it came from.
+        let vector = VectorCoding.encode((0..<v1.count).map { Float($0 + 1) })
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO users (id, created_at) VALUES ('u-1', '2026-01-01T00:00:00Z')")
+            try db.execute(
+                sql: """
+                    INSERT INTO bins (id, user_id, number, label, layout_version, centroid, spread, observed, observations, created_at, updated_at)
+                    VALUES (1, 'u-1', 1, 'gym', 1, ?, ?, ?, 3, 0, 0)
+                    """, arguments: [vector, vector, vector])
+            try db.execute(sql: "INSERT INTO weights (user_id, layout_version, vector) VALUES ('u-1', 1, ?)", arguments: [vector])
+            try db.execute(sql: """
+                INSERT INTO feedback (id, user_id, at, track_id, signal, bin_number, applied_seq) VALUES ('e-1', 'u-1', 0, 't-1', 'like', 1, 1)
+                """)
+        }
+        try Schema.migrator.migrate(queue)
+        try queue.read { db in
+            let row = try #require(try Row.fetchOne(db, sql: "SELECT * FROM bins WHERE id = 1"))
+            #expect(row["layout_version"] as Int == FeatureLayout.version)
+            let centroid = VectorCoding.decode(row["centroid"] as Data), spread = VectorCoding.decode(row["spread"] as Data)
+            let weights = VectorCoding.decode(try #require(try Data.fetchOne(db, sql: "SELECT vector FROM weights")))
+            #expect(centroid.count == FeatureLayout.dimension)
+            for (i, name) in v1.enumerated() {
+                guard let j = FeatureLayout.index(of: name) else { continue }
+                #expect(centroid[j] == Float(i + 1) && weights[j] == Float(i + 1), "\(name)")
+            }
+            // Hashed slots of v1 are dropped; new slots start empty (spread: the initial spread).
+            #expect(v1.filter { FeatureLayout.index(of: $0) == nil }.count == 24)
+            let accuracy = FeatureLayout.require("location.accuracy"), tag = FeatureLayout.require("tags.t0")
+            #expect(centroid[accuracy] == 0 && centroid[tag] == 0 && spread[tag] == 0.2)
+            #expect(try String.fetchOne(db, sql: "SELECT signal FROM feedback WHERE id = 'e-1'") == "like")
+        }
+        try queue.write { db in
+            #expect(throws: DatabaseError.self) {
+                try db.execute(sql: "INSERT INTO feedback (id, user_id, at, track_id, signal, bin_number, applied_seq) VALUES ('e-2', 'u-1', 0, 't', 'rate', 1, 2)")
+            }
+            #expect(throws: DatabaseError.self) {
+                try db.execute(sql: "INSERT INTO feedback (id, user_id, at, track_id, signal, bin_number, applied_seq, rating) VALUES ('e-3', 'u-1', 0, 't', 'rate', 1, 2, 6)")
+            }
+            try db.execute(sql: "INSERT INTO feedback (id, user_id, at, track_id, signal, bin_number, applied_seq, rating) VALUES ('e-4', 'u-1', 0, 't', 'rate', 1, 2, 3)")
         }
     }
 
