@@ -15,7 +15,7 @@ public struct RankerModel: Sendable, Equatable {
     public static let supportedVersion = 1
     /// The signals, in the order of ``weights`` (docs/scoring.md defines each).
     public static let signals = [
-        "own_mean", "own_rated", "own_rep", "own_ctx", "knn", "knn_r", "cat", "pop", "pop_r", "ctxpop", "audio",
+        "own_mean", "own_rated", "own_rep", "own_ctx", "knn", "knn_r", "cat", "pop", "pop_r", "ctxpop", "audio"
     ]
 
     /// One weight per signal, in ``signals`` order.
@@ -62,7 +62,7 @@ public struct RankerModel: Sendable, Equatable {
         .object([
             ("schema", .string(Self.schema)), ("version", .number(Double(Self.supportedVersion))),
             ("weights", .object(zip(Self.signals, weights).map { ($0, .number((Double($1) * 10_000).rounded() / 10_000)) })),
-            ("source", .string(source)),
+            ("source", .string(source))
         ])
     }
 }

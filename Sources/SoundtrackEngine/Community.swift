@@ -156,8 +156,16 @@ public enum ContextAttributes {
         if x.mask[Slots.todSin] > 0, x.mask[Slots.todCos] > 0 {
             var hour = Double(atan2(x.values[Slots.todSin], x.values[Slots.todCos])) / (2 * .pi) * 24
             if hour < 0 { hour += 24 }
-            let part = hour < 5 ? "night" : hour < 8 ? "early morning" : hour < 11 ? "morning" : hour < 14 ? "midday"
-                : hour < 18 ? "afternoon" : hour < 22 ? "evening" : "night"
+            let part =
+                hour < 5
+                ? "night"
+                : hour < 8
+                    ? "early morning"
+                    : hour < 11
+                        ? "morning"
+                        : hour < 14
+                            ? "midday"
+                            : hour < 18 ? "afternoon" : hour < 22 ? "evening" : "night"
             out.append("daypart=\(part)")
         }
         if x.mask[Slots.weekend] > 0 { out.append(x.values[Slots.weekend] >= 0.5 ? "weekend" : "weekday") }

@@ -63,9 +63,10 @@ extension Recommender {
     func refreshRankingCache(_ state: inout UserState, index: CatalogIndex) {
         let communityVersion = community?.read { $0.version } ?? 0
         let current = state.rankingCache
-        guard current.evidenceVersion != state.evidenceVersion
-            || communityVersion &- current.communityVersion >= Self.communityRefresh
-            || (current.communityVersion == .max && communityVersion != .max)
+        guard
+            current.evidenceVersion != state.evidenceVersion
+                || communityVersion &- current.communityVersion >= Self.communityRefresh
+                || (current.communityVersion == .max && communityVersion != .max)
         else { return }
         var cache = RankingCache()
         cache.evidenceVersion = state.evidenceVersion
@@ -202,8 +203,10 @@ extension Recommender {
         let attributes = ContextAttributes.of(x, vocabulary: state.vocabulary)
         let (stats, maxLikes, maxRaters, context): ([Community.Stats], Float, Float, [Float]) =
             community?.read { c in
-                (rows.map { c.stats(of: $0) }, Float(c.maxLikes), Float(c.maxRaters),
-                 rows.map { c.contextLikes(of: $0, attributes: attributes) })
+                (
+                    rows.map { c.stats(of: $0) }, Float(c.maxLikes), Float(c.maxRaters),
+                    rows.map { c.contextLikes(of: $0, attributes: attributes) }
+                )
             } ?? (rows.map { _ in Community.Stats() }, 0, 0, rows.map { _ in 0 })
         let likeScale = log1p(max(maxLikes, 1)), raterScale = log1p(max(maxRaters, 1))
         let weights = ranker.weights

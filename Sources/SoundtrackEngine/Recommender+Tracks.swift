@@ -94,9 +94,10 @@ extension Recommender {
         for rb in ranking where rb.bin != chosen {
             guard out.count < config.alternatives else { break }
             guard let i = state.binIndex(number: rb.bin) else { continue }
-            out.append(Pick.Alternative(
-                bin: .init(id: Bin.id(rb.bin), label: state.bins[i].label, score: rb.score, created: false),
-                tracks: topTracks(ofBin: i, count: config.tracksPerAlternative, state: &state)))
+            out.append(
+                Pick.Alternative(
+                    bin: .init(id: Bin.id(rb.bin), label: state.bins[i].label, score: rb.score, created: false),
+                    tracks: topTracks(ofBin: i, count: config.tracksPerAlternative, state: &state)))
         }
         return out
     }

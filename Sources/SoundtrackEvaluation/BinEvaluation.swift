@@ -166,7 +166,7 @@ public struct BinEvaluator: Sendable {
                 ("engine_at_pick", u.pickedBins),
                 ("one_bin", [Int](repeating: 0, count: u.contexts.count)),
                 ("kmeans_features", KMeans(k: k, seed: seed).fit(u.features)),
-                ("kmeans_time_of_week", KMeans(k: k, seed: seed).fit(u.timeOfWeek)),
+                ("kmeans_time_of_week", KMeans(k: k, seed: seed).fit(u.timeOfWeek))
             ]
             var row = BinReport.UserRow(user: u.user, snapshots: u.contexts.count, scores: [:])
             for (name, labels) in clusterings {
@@ -248,12 +248,14 @@ public struct BinReport: Sendable {
         func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
         func f(_ x: Double) -> String { String(format: "%.3f", x) }
         var out: [String] = []
-        out.append(pad("user", 16) + lpad("snapshots", 10) + lpad("bins", 6) + lpad("purity", 8) + lpad("nmi", 8) + lpad("ami", 8)
-            + "   k-means on time of week: purity / ami")
+        out.append(
+            pad("user", 16) + lpad("snapshots", 10) + lpad("bins", 6) + lpad("purity", 8) + lpad("nmi", 8) + lpad("ami", 8)
+                + "   k-means on time of week: purity / ami")
         for u in users {
             let e = u.scores["engine"]!, t = u.scores["kmeans_time_of_week"]!
-            out.append(pad(u.user, 16) + lpad("\(u.snapshots)", 10) + lpad("\(e.bins)", 6) + lpad(f(e.purity), 8) + lpad(f(e.nmi), 8)
-                + lpad(f(e.ami), 8) + "   \(f(t.purity)) / \(f(t.ami))")
+            out.append(
+                pad(u.user, 16) + lpad("\(u.snapshots)", 10) + lpad("\(e.bins)", 6) + lpad(f(e.purity), 8) + lpad(f(e.nmi), 8)
+                    + lpad(f(e.ami), 8) + "   \(f(t.purity)) / \(f(t.ami))")
         }
         out.append("")
         out.append(pad("clustering", 22) + lpad("purity", 8) + lpad("nmi", 8) + lpad("ami", 8) + lpad("bins per user", 15))
@@ -282,16 +284,24 @@ public struct BinReport: Sendable {
     public func json() -> JSONValue {
         func r(_ x: Double) -> JSONValue { .number((x * 10_000).rounded() / 10_000) }
         func score(_ s: Score, perUser: Bool) -> JSONValue {
-            .object([("purity", r(s.purity)), ("nmi", r(s.nmi)), ("ami", r(s.ami)),
-                     perUser ? ("bins", .number(Double(s.bins))) : ("bins_per_user", r(s.binsPerUser))])
+            .object([
+                ("purity", r(s.purity)), ("nmi", r(s.nmi)), ("ami", r(s.ami)),
+                perUser ? ("bins", .number(Double(s.bins))) : ("bins_per_user", r(s.binsPerUser))
+            ])
         }
         return .object([
             ("summary", .object(methods.map { ($0, score(summary[$0]!, perUser: false)) })),
-            ("users", .array(users.map { u in
-                .object([("user", .string(u.user)), ("snapshots", .number(Double(u.snapshots))),
-                         ("scores", .object(methods.map { ($0, score(u.scores[$0]!, perUser: true)) }))])
-            })),
-            ("context_in_dominated_bin", .object(methods.map { m in (m, .object((dominated[m] ?? []).map { ($0.0, r($0.1)) })) })),
+            (
+                "users",
+                .array(
+                    users.map { u in
+                        .object([
+                            ("user", .string(u.user)), ("snapshots", .number(Double(u.snapshots))),
+                            ("scores", .object(methods.map { ($0, score(u.scores[$0]!, perUser: true)) }))
+                        ])
+                    })
+            ),
+            ("context_in_dominated_bin", .object(methods.map { m in (m, .object((dominated[m] ?? []).map { ($0.0, r($0.1)) })) }))
         ])
     }
 }

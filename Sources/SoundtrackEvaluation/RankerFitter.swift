@@ -94,8 +94,9 @@ public struct RankerFitter: Sendable {
                 rows += relevant.filter { !have.contains($0) }.sorted()
                 let similarities = engine.binSimilarities(record.features, state: &state)
                 let ranked = engine.rankTracks(record.features, binIndex: bin, similarities: similarities, state: &state, rows: rows)
-                queries.append(PairwiseFit.Query(
-                    user: e.user, features: ranked.map(\.signals), relevant: ranked.map { relevant.contains($0.row) }))
+                queries.append(
+                    PairwiseFit.Query(
+                        user: e.user, features: ranked.map(\.signals), relevant: ranked.map { relevant.contains($0.row) }))
             }
             groups.append(queries)
         }

@@ -68,8 +68,7 @@ public struct RatingsContext: Sendable {
             let v = raw.lowercased().replacingOccurrences(of: "_", with: " ")
             switch role {
             case .daypartOrDay:
-                if let h = Self.hour(v) { hour = h } else if let d = Self.day(v) { weekend = d.weekend; weekday = d.weekday }
-                else { tags["time"] = v }
+                if let h = Self.hour(v) { hour = h } else if let d = Self.day(v) { weekend = d.weekend; weekday = d.weekday } else { tags["time"] = v }
             case .day:
                 if let d = Self.day(v) { weekend = d.weekend; weekday = d.weekday } else { tags["day"] = v }
             case .season:

@@ -166,8 +166,9 @@ public struct RatingsEvaluator: Sendable {
             for pair in pairs(c, train: rest, test: held) {
                 let allowed = candidates.filter { !pair.excluded.contains($0) }
                 let s = signals(c, engine: engine, states: states, pair: pair, candidates: allowed)
-                queries.append(PairwiseFit.Query(
-                    user: c.users[pair.user], features: allowed.map { s[$0]! }, relevant: allowed.map { pair.relevant.contains($0) }))
+                queries.append(
+                    PairwiseFit.Query(
+                        user: c.users[pair.user], features: allowed.map { s[$0]! }, relevant: allowed.map { pair.relevant.contains($0) }))
             }
             groups.append(queries)
         }
@@ -199,7 +200,7 @@ public struct RatingsEvaluator: Sendable {
             var baselines: [(String, any RatingsBaseline)] = [
                 ("popularity", PopularityBaseline(training)),
                 ("own_most_liked", OwnMostLikedBaseline(training)),
-                ("context_popularity", ContextPopularityBaseline(training)),
+                ("context_popularity", ContextPopularityBaseline(training))
             ]
             baselines.append(("item_knn", ItemKNNBaseline(training, tuneKNN(c, train: train))))
             baselines.append(("als", ALSBaseline(training, tuneALS(c, train: train), seed: seed)))
@@ -238,7 +239,7 @@ public struct RatingsEvaluator: Sendable {
         let list = ranked.prefix(k).map { String($0) }
         let m = [
             Metrics.precision(list, relevant: relevant, k: k), Metrics.recall(list, relevant: relevant, k: k),
-            Metrics.ndcg(list, relevant: relevant, k: k), Metrics.averagePrecision(list, relevant: relevant, k: k), 1,
+            Metrics.ndcg(list, relevant: relevant, k: k), Metrics.averagePrecision(list, relevant: relevant, k: k), 1
         ]
         var v = acc[method, default: [:]][pair.user] ?? [Double](repeating: 0, count: 5)
         for i in 0..<5 { v[i] += m[i] }
@@ -323,7 +324,7 @@ public struct RatingsReport: Sendable {
             "soundtrack eval ratings — \(folds)-fold cross-validation, seed \(seed), k = \(k)",
             "ratings \(counts.ratings) · users \(counts.users) (\(usersScored) scored) · items \(counts.items) · context columns \(counts.columns.joined(separator: ", "))",
             "",
-            pad("ranking", 22) + ["P@\(k)", "R@\(k)", "NDCG@\(k)", "MAP@\(k)"].map { lpad($0, 10) }.joined(),
+            pad("ranking", 22) + ["P@\(k)", "R@\(k)", "NDCG@\(k)", "MAP@\(k)"].map { lpad($0, 10) }.joined()
         ]
         for m in ["engine"] + Self.baselineNames {
             guard let v = metrics[m] else { continue }
@@ -344,22 +345,34 @@ public struct RatingsReport: Sendable {
         }
         var pairs: [(String, JSONValue)] = [
             ("protocol", .object([("folds", .number(Double(folds))), ("seed", .number(Double(seed))), ("k", .number(Double(k)))])),
-            ("counts", .object([
-                ("ratings", .number(Double(counts.ratings))), ("users", .number(Double(counts.users))),
-                ("users_scored", .number(Double(usersScored))), ("items", .number(Double(counts.items))),
-                ("context_columns", .array(counts.columns.map { .string($0) })),
-            ])),
+            (
+                "counts",
+                .object([
+                    ("ratings", .number(Double(counts.ratings))), ("users", .number(Double(counts.users))),
+                    ("users_scored", .number(Double(usersScored))), ("items", .number(Double(counts.items))),
+                    ("context_columns", .array(counts.columns.map { .string($0) }))
+                ])
+            ),
             ("engine", metrics["engine"].map(m) ?? .null),
-            ("baselines", .object(Self.baselineNames.compactMap { n in metrics[n].map { (n, m($0)) } })),
+            ("baselines", .object(Self.baselineNames.compactMap { n in metrics[n].map { (n, m($0)) } }))
         ]
         if let lead {
-            pairs.append(("lead", .object([
-                ("baseline", .string(lead.baseline)), ("absolute", r(lead.absolute)), ("relative", r(lead.relative)),
-            ])))
+            pairs.append(
+                (
+                    "lead",
+                    .object([
+                        ("baseline", .string(lead.baseline)), ("absolute", r(lead.absolute)), ("relative", r(lead.relative))
+                    ])
+                ))
         }
-        pairs.append(("fitted_weights", .array(fitted.map { f in
-            .object(zip(RankerModel.signals, f.weights).map { ($0, r(Double($1))) })
-        })))
+        pairs.append(
+            (
+                "fitted_weights",
+                .array(
+                    fitted.map { f in
+                        .object(zip(RankerModel.signals, f.weights).map { ($0, r(Double($1))) })
+                    })
+            ))
         return .object(pairs)
     }
 }

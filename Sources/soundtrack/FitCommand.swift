@@ -47,7 +47,9 @@ struct FitCommand: ParsableCommand {
             try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        stderr(String(format: "fit: %d queries, lambda %g, in-sample NDCG@10 %.4f (starting model %.4f), %.1f s",
-                      result.queries, result.lambda, result.ndcg.fitted, result.ndcg.start, seconds))
+        stderr(
+            String(
+                format: "fit: %d queries, lambda %g, in-sample NDCG@10 %.4f (starting model %.4f), %.1f s",
+                result.queries, result.lambda, result.ndcg.fitted, result.ndcg.start, seconds))
     }
 }

@@ -113,7 +113,8 @@ struct Soundtrack: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             PickCommand.self, OnboardCommand.self, FeedbackCommand.self, BinsCommand.self, UsersCommand.self, CatalogCommand.self, BatchCommand.self, ReplayCommand.self,
-            SimulateCommand.self, EvalCommand.self, FitCommand.self, DemoCommand.self, BenchCommand.self, ServeCommand.self, KeysCommand.self, ConfigCommand.self, ImportCommand.self
+            SimulateCommand.self, EvalCommand.self, FitCommand.self, DemoCommand.self, BenchCommand.self, ServeCommand.self, KeysCommand.self, ConfigCommand.self,
+            ImportCommand.self
         ]
     )
 }

@@ -17,8 +17,15 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "The engine's random seed: the same seed and inputs give the same picks.")
     var seed: UInt64 = 42
 
-    @Option(name: .long, help: "A directory with thresholds.v2.json, weights.v1.json and priors.v1.json (default: the models built in, identical to Models/).")
+    @Option(name: .long, help: "A directory with thresholds.v2.json, weights.v2.json, priors.v1.json and ranker.v1.json (default: the models built in, identical to Models/).")
     var models: String?
+
+    @Option(name: .long, help: "The share of single picks that play one of the next best tracks instead of the best (0...1, default 0.15); 0 makes every pick the best-ranked track. Ranked lists (--top) are never shuffled.")
+    var explore: Float?
+
+    func validate() throws {
+        if let explore, !(explore >= 0 && explore <= 1) { throw ValidationError("--explore must be in 0...1, got \(explore)") }
+    }
 
     @Option(name: .long, help: "Log level on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .warning
@@ -51,7 +58,8 @@ struct StoreOptions: ParsableArguments {
     /// Opens the service, loading the bundled catalog into a new database (reported on stderr).
     func open(durable: Bool = true, loadBundledCatalog: Bool = true) throws -> SoundtrackService {
         let modelsDir = try models ?? configuration().modelsDir
-        let m = try modelsDir.map { try Models.load(directory: URL(fileURLWithPath: $0)) } ?? Models.bundled()
+        var m = try modelsDir.map { try Models.load(directory: URL(fileURLWithPath: $0)) } ?? Models.bundled()
+        if let explore { m.config.exploration = explore }
         let exe = URL(fileURLWithPath: CommandLine.arguments[0])
         let exeURL = exe.path.contains("/") ? exe : nil
         let candidates = Bootstrap.catalogCandidates(

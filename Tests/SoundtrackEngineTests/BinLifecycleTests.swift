@@ -2,6 +2,7 @@ import Foundation
 import SoundtrackCatalog
 import SoundtrackContext
 import Testing
+
 @testable import SoundtrackEngine
 
 /// Bins as online clusters: served snapshots move them, a cap merges them, idle small bins fold,
@@ -44,7 +45,7 @@ struct BinLifecycleTests {
         // Four clearly different contexts, hours apart: each makes a bin until the cap is passed.
         let contexts: [(String, Activity, String)] = [
             ("2026-03-11T03:00:00+01:00", .stationary, "home"), ("2026-03-11T09:00:00+01:00", .walking, "none"),
-            ("2026-03-11T14:00:00+01:00", .automotive, "none"), ("2026-03-11T20:00:00+01:00", .running, "gym"),
+            ("2026-03-11T14:00:00+01:00", .automotive, "none"), ("2026-03-11T20:00:00+01:00", .running, "gym")
         ]
         for (t, a, w) in contexts { records.append(engine.pick(phone(t, activity: a, wifi: w), state: &state).record) }
         #expect(state.bins.count == 3)

@@ -3,6 +3,7 @@ import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
 import Testing
+
 @testable import SoundtrackEvaluation
 
 /// `eval bins` and `eval ratings` on tiny files whose answers are worked out by hand.
@@ -90,7 +91,7 @@ struct BinAndRatingsEvalTests {
         let atOne = [0.1, 1, 1, 1]
         for (got, want) in [
             (metrics(PopularityBaseline(training)), atTwo), (metrics(OwnMostLikedBaseline(training)), atTwo),
-            (metrics(ContextPopularityBaseline(training)), atOne),
+            (metrics(ContextPopularityBaseline(training)), atOne)
         ] {
             #expect(zip(got, want).allSatisfy { abs($0 - $1) < 1e-12 }, "\(got) vs \(want)")
         }
