@@ -44,7 +44,7 @@ public enum Bootstrap {
     /// - Returns: the service, and the import report when a catalog was loaded now.
     public static func open(
         path: String, models: Models, seed: UInt64, catalogCandidates: [URL]?, durable: Bool = true,
-        logger: Logger = Logger(label: "soundtrack")
+        community: Bool = false, logger: Logger = Logger(label: "soundtrack")
     ) throws -> (service: SoundtrackService, imported: (URL, CatalogReadReport)?) {
         let store: Store
         do {
@@ -59,8 +59,13 @@ public enum Bootstrap {
             }
             imported = (url, try store.importCatalog(url))
         }
-        let engine = Recommender(
+        var engine = Recommender(
             config: models.config, catalog: IndexCatalog(CatalogIndex(tracks: [])), priors: models.priors, seed: seed, ranker: models.ranker)
+        if community {
+            // The collaborative and popularity signals of the ranker: rebuilt from the feedback log,
+            // then kept current by every event this process applies.
+            engine = engine.with(community: SharedCommunity(try store.rebuildCommunity()))
+        }
         logger.debug("opened database", metadata: ["path": "\(path)", "seed": "\(seed)"])
         return (SoundtrackService(store: store, engine: engine, logger: logger), imported)
     }

@@ -36,7 +36,7 @@ struct BatchCommand: ParsableCommand {
     func run() throws {
         keepFreedMemory()
         let reader = try ChunkReader(input)
-        let service = try store.open()
+        let service = try store.open(community: true)
         var options = BatchOptions()
         options.workers = workers
         if let blockBytes { options.blockBytes = max(256, blockBytes) }

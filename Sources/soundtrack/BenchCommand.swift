@@ -41,7 +41,7 @@ struct BenchPick: ParsableCommand {
         let dbPath = tmp.appendingPathComponent("bench.sqlite").path
         var opts = store
         opts.db = dbPath
-        let service = try opts.open()
+        let service = try opts.open(community: true)
         let t0 = DispatchTime.now().uptimeNanoseconds
         let tracks = try service.store.indexTracks()
         let t1 = DispatchTime.now().uptimeNanoseconds

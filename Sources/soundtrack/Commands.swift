@@ -29,7 +29,7 @@ struct PickCommand: AsyncParsableCommand {
         let data = try readInput(input)
         var snapshot = try Snapshot.decode(data, strict: strict)
         let config = enrich ? try store.configuration() : nil
-        let service = try store.open()
+        let service = try store.open(community: true)
         var report: [EnrichmentEntry] = []
         if let config {
             let enricher = ProviderImports.enricher(
@@ -264,7 +264,7 @@ struct DemoCommand: ParsableCommand {
     }
 
     func run() throws {
-        let service = try store.open()
+        let service = try store.open(community: true)
         print("Soundtrack demo: \(days) day\(days == 1 ? "" : "s") in the life of ‘\(user)’ (database \(try store.path()), seed \(store.seed))")
         let report = try DemoRunner(service: service, user: user, seed: store.seed, days: days).run()
         for line in report.lines { print(line) }

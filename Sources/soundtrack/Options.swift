@@ -56,7 +56,9 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// Opens the service, loading the bundled catalog into a new database (reported on stderr).
-    func open(durable: Bool = true, loadBundledCatalog: Bool = true) throws -> SoundtrackService {
+    /// - Parameter community: rebuild the community model of all users' feedback (for commands that
+    ///   rank tracks: pick, batch, serve, bench).
+    func open(durable: Bool = true, loadBundledCatalog: Bool = true, community: Bool = false) throws -> SoundtrackService {
         let modelsDir = try models ?? configuration().modelsDir
         var m = try modelsDir.map { try Models.load(directory: URL(fileURLWithPath: $0)) } ?? Models.bundled()
         if let explore { m.config.exploration = explore }
@@ -73,7 +75,7 @@ struct StoreOptions: ParsableArguments {
         let path = try path()
         let (service, imported) = try Bootstrap.open(
             path: path, models: m, seed: seed, catalogCandidates: loadBundledCatalog ? candidates : nil, durable: durable,
-            logger: Logger(label: "soundtrack"))
+            community: community, logger: Logger(label: "soundtrack"))
         if let (url, report) = imported {
             stderr("created \(path): loaded \(report.accepted) tracks from \(url.path)\(report.rejectedCount > 0 ? " (\(report.rejectedCount) rows rejected)" : "")")
         }

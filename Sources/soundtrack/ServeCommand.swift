@@ -57,7 +57,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let n = file.maxBatchEvents { config.maxBatchEvents = n }
         if let pickCommitMs { config.pickCommitDelay = .milliseconds(pickCommitMs) }
         if let backgroundNice { config.backgroundNice = backgroundNice }
-        let service = try store.open(durable: !noSync)
+        let service = try store.open(durable: !noSync, community: true)
         if enrich {
             config.enricher = ProviderImports.enricher(
                 ProviderSet(configuration: fileConfig, logger: Logger(label: "soundtrack.providers")), store: service.store,

@@ -116,6 +116,28 @@ struct StoreTests {
         #expect(try service.store.loadCachedState(user: "u-1", defaults: defaults)?.state.bins.count == 1)
     }
 
+    @Test("The community rebuilt from the feedback log is the one the engine kept while applying it", arguments: Kind.allCases)
+    func communityRebuilt(kind: Kind) throws {
+        let plain = try Self.service(kind)
+        let shared = SharedCommunity()
+        let service = SoundtrackService(store: plain.store, engine: plain.engine.with(community: shared))
+        var n = 0
+        for user in ["u-1", "u-2"] {
+            try service.store.addUser(NewUser(id: user), at: Date(timeIntervalSince1970: 0))
+            for (i, place) in ["gym", "library", "gym"].enumerated() {
+                let pick = try service.pick(Self.snapshot(place, "2026-03-11T0\(i + 6):00:00+01:00", user: user))
+                let signals: [(Signal, Int?)] = [(.like, nil), (.rate, 2), (.rate, 5)]
+                n += 1
+                let event = FeedbackEvent(
+                    id: "e-\(n)", user: user, at: pick.at, track: pick.track.id, signal: signals[i].0, rating: signals[i].1, pickId: pick.pickId)
+                guard case .applied = try service.feedback(event) else { Issue.record("not applied"); return }
+            }
+        }
+        let recorded = shared.snapshot
+        #expect(recorded.maxLikes >= 1 && recorded.version == 6)
+        #expect(try service.store.rebuildCommunity() == recorded)
+    }
+
     @Test("A stored pick reads back as it was made, and a pick row of an earlier version (ranking as JSON text) still reads")
     func pickRecordRoundTrip() throws {
         let service = try Self.service(.file)
