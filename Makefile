@@ -50,8 +50,11 @@ notebooks: setup
 	$$B eval $(NB_OUT)/sim/events.jsonl --catalog $(NB_CATALOG) --json > $(NB_OUT)/eval.json && \
 	$$B eval --online --users $(NB_USERS) --days $(NB_DAYS) --seed 7 --catalog $(NB_CATALOG) --json > $(NB_OUT)/eval-online.json && \
 	$$B catalog import $(NB_CATALOG) --db $(NB_OUT)/sim.sqlite > /dev/null && \
-	$$B replay $(NB_OUT)/sim/events.jsonl --create-users --quiet --db $(NB_OUT)/sim.sqlite
+	$$B replay $(NB_OUT)/sim/events.jsonl --create-users --quiet --db $(NB_OUT)/sim.sqlite && \
+	python3 scripts/sim-to-bins.py $(NB_OUT)/sim && \
+	$$B eval bins $(NB_OUT)/sim/snapshots.jsonl --truth $(NB_OUT)/sim/truth.csv --catalog $(NB_CATALOG) --json > $(NB_OUT)/eval-bins.json
 	SOUNDTRACK_EVAL_JSON=$(CURDIR)/$(NB_OUT)/eval.json SOUNDTRACK_ONLINE_JSON=$(CURDIR)/$(NB_OUT)/eval-online.json \
+	SOUNDTRACK_BINS_JSON=$(CURDIR)/$(NB_OUT)/eval-bins.json \
 	SOUNDTRACK_NB_DB=$(CURDIR)/$(NB_OUT)/sim.sqlite SOUNDTRACK_FIGURES=$(CURDIR)/$(NB_OUT)/figures MPLBACKEND=Agg \
 	$(NB_VENV)/bin/jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
 		--output-dir $(NB_OUT)/executed notebooks/*.ipynb

@@ -1,8 +1,9 @@
-"""Helpers the notebooks share: where the inputs are, reading the database, the feature layout v1.
+"""Helpers the notebooks share: where the inputs are, reading the database, the feature layout v2.
 
 Inputs come from environment variables (set by `make notebooks`), with defaults under out/notebooks:
 SOUNDTRACK_EVAL_JSON (offline `eval --json`), SOUNDTRACK_ONLINE_JSON (`eval --online --json`),
-SOUNDTRACK_NB_DB (a Soundtrack SQLite database), SOUNDTRACK_FIGURES (where PNGs are written).
+SOUNDTRACK_NB_DB (a Soundtrack SQLite database), SOUNDTRACK_BINS_JSON (`eval bins --json`),
+SOUNDTRACK_FIGURES (where PNGs are written).
 """
 import json
 import os
@@ -31,27 +32,32 @@ def load_json(var, default):
         return json.load(f)
 
 
-# Feature layout v1 (docs/features.md, Sources/SoundtrackContext/FeatureLayout.swift): 83 slots.
+# Feature layout v2 (docs/features.md, Sources/SoundtrackContext/FeatureLayout.swift): 100 slots. The
+# place.p* and tags.t* slots are each user's own (their meaning is in users.place_names / tag_names).
+LAYOUT_VERSION = 2
+
+
 def _layout():
     names = []
     def add(prefix, items):
         names.extend(f"{prefix}.{n}" for n in items)
     add("time", ["tod_sin", "tod_cos", "dow_sin", "dow_cos", "weekend", "daylight"])
     add("movement", ["speed", "moving"])
+    add("location", ["accuracy"])
     add("place", ["home", "work", "school", "library", "gym", "cafe", "outdoors", "shop", "transit", "other"])
-    add("place", [f"h{i}" for i in range(8)])
+    add("place", [f"p{i}" for i in range(8)])
     add("weather", ["temp", "wind", "clouds", "humidity", "precip"])
     add("weather", ["cond_" + g for g in ["clear", "cloudy", "wet", "snow", "murky", "other"]])
     add("calendar", ["workout", "study", "work", "social", "travel", "rest", "other", "busy", "next_soon"])
     add("bluetooth", ["car", "headphones", "speaker", "watch", "other"])
     add("motion", ["stationary", "walking", "running", "cycling", "automotive", "unknown", "cadence", "hr_zone", "steps_today"])
     add("audio", ["speaker", "headphones", "bluetooth", "car", "airplay", "other", "volume"])
-    add("tags", [f"h{i}" for i in range(16)])
+    add("tags", [f"t{i}" for i in range(32)])
     return names
 
 
 SLOTS = _layout()
-assert len(SLOTS) == 83
+assert len(SLOTS) == 100
 
 
 def vector(blob):
@@ -69,13 +75,13 @@ def bins(db):
     con.close()
     out = []
     for user, number, label, version, centroid, observed, likes in rows:
-        assert version == 1, f"layout version {version}"
+        assert version == LAYOUT_VERSION, f"layout version {version}"
         out.append((user, number, label, vector(centroid), vector(observed), likes))
     return out
 
 
 def weights(db):
-    """Per-user feature weights: (users, matrix users × 83)."""
+    """Per-user feature weights: (users, matrix users × 100)."""
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     rows = con.execute("SELECT user_id, layout_version, vector FROM weights ORDER BY user_id").fetchall()
     con.close()

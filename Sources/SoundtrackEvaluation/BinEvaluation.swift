@@ -169,6 +169,12 @@ public struct BinEvaluator: Sendable {
                 ("kmeans_time_of_week", KMeans(k: k, seed: seed).fit(u.timeOfWeek))
             ]
             var row = BinReport.UserRow(user: u.user, snapshots: u.contexts.count, scores: [:])
+            let binNumbers = Array(Set(u.bins)).sorted(), contextNames = Array(Set(u.contexts)).sorted()
+            var counts = [[Int]](repeating: [Int](repeating: 0, count: contextNames.count), count: binNumbers.count)
+            for (b, c) in zip(u.bins, u.contexts) {
+                counts[binNumbers.firstIndex(of: b)!][contextNames.firstIndex(of: c)!] += 1
+            }
+            row.contingency = (binNumbers, contextNames, counts)
             for (name, labels) in clusterings {
                 let pairs = Array(zip(labels, u.contexts))
                 row.scores[name] = BinReport.Score(
@@ -228,6 +234,9 @@ public struct BinReport: Sendable {
         public var snapshots: Int
         /// Scores by method name.
         public var scores: [String: Score]
+        /// The engine's bins × the reported contexts: `counts[i][j]` snapshots of context
+        /// `contexts[j]` in bin `bins[i]` (bins and contexts in ascending order).
+        public var contingency: (bins: [Int], contexts: [String], counts: [[Int]]) = ([], [], [])
     }
 
     /// Method names in report order: `engine` (bins at the end of the pass), `engine_at_pick`
@@ -297,7 +306,15 @@ public struct BinReport: Sendable {
                     users.map { u in
                         .object([
                             ("user", .string(u.user)), ("snapshots", .number(Double(u.snapshots))),
-                            ("scores", .object(methods.map { ($0, score(u.scores[$0]!, perUser: true)) }))
+                            ("scores", .object(methods.map { ($0, score(u.scores[$0]!, perUser: true)) })),
+                            (
+                                "engine_bins_by_context",
+                                .object([
+                                    ("bins", .array(u.contingency.bins.map { .string(Bin.id($0)) })),
+                                    ("contexts", .array(u.contingency.contexts.map { .string($0) })),
+                                    ("counts", .array(u.contingency.counts.map { .array($0.map { .number(Double($0)) }) }))
+                                ])
+                            )
                         ])
                     })
             ),
