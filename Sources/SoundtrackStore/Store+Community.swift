@@ -21,7 +21,9 @@ extension Store {
             let index = try catalogIndex.get { CatalogIndex(tracks: try Self.indexTracks(db)) }
             var community = Community()
             var vocabularies: [String: FeatureVocabulary] = [:]
-            let rows = try RawStatement(db, """
+            let rows = try RawStatement(
+                db,
+                """
                 SELECT f.user_id, f.track_id, f.signal, f.rating, p.features, p.mask, u.rowid, u.place_names, u.tag_names
                 FROM feedback f JOIN users u ON u.id = f.user_id LEFT JOIN picks p ON p.id = f.pick_id
                 ORDER BY f.rowid
