@@ -27,7 +27,7 @@ public enum OpenAPIDocument {
       "post": {
         "operationId": "createPick",
         "summary": "Pick a track for a sensor snapshot",
-        "description": "A user key may pick only for its own user. The pick is learned (session, bins) unless learn=false.",
+        "description": "A user key may pick only for its own user. The pick is learned (session, bins) unless learn=false. The pick's track is the best-ranked track, except on an exploration draw (the share set by `soundtrack serve --explore RATE`, default 0.15), where it is one of the ranks 2 to 10; the ranked list is never reordered.",
         "parameters": [
           {
             "name": "top",
@@ -39,7 +39,7 @@ public enum OpenAPIDocument {
               "maximum": 100,
               "default": 1
             },
-            "description": "Return a ranked list of this many tracks."
+            "description": "Return a ranked list of this many tracks (`ranked`, for top > 1), in the ranker's score order."
           },
           {
             "name": "learn",
@@ -556,6 +556,7 @@ public enum OpenAPIDocument {
             "$ref": "#/components/schemas/Track"
           },
           "ranked": {
+            "description": "Only with top > 1: the first `top` tracks of the ranking, best first. After an exploration draw `track` is not its first.",
             "type": "array",
             "items": {
               "$ref": "#/components/schemas/Track"
@@ -579,24 +580,70 @@ public enum OpenAPIDocument {
             }
           },
           "why": {
+            "description": "The features that brought the bin close, named as a person would ('place: home', 'tag wifi = none'), largest share first.",
             "type": "array",
             "items": {
               "type": "object",
               "properties": {
                 "feature": {
-                  "type": "string"
+                  "type": "string",
+                  "description": "The feature's readable name."
                 },
                 "weight": {
-                  "type": "number"
+                  "type": "number",
+                  "description": "Its share of the comparison's total weight."
                 },
                 "similarity": {
-                  "type": "number"
+                  "type": "number",
+                  "description": "1 − |snapshot value − bin centroid| on the feature."
                 }
               }
             }
           },
           "source": {
-            "type": "string"
+            "type": "string",
+            "description": "Where the track came from: bin (a song of the chosen bin), taste (a track the user rated in another bin), community (liked by people with the same taste, or in similar contexts), catalog (a catalog track that sounds like the bin), onboarding (the song an onboarding chose). See docs/scoring.md, Ranking tracks.",
+            "enum": [
+              "bin",
+              "taste",
+              "community",
+              "catalog",
+              "onboarding"
+            ]
+          },
+          "track_why": {
+            "description": "The ranker's signals that put the track there: their contributions (signal value times its weight in the blend), positive ones only, largest first, at most three; empty for an onboarding pick.",
+            "type": "array",
+            "maxItems": 3,
+            "items": {
+              "type": "object",
+              "required": [
+                "signal",
+                "contribution"
+              ],
+              "properties": {
+                "signal": {
+                  "type": "string",
+                  "enum": [
+                    "own_mean",
+                    "own_rated",
+                    "own_rep",
+                    "own_ctx",
+                    "knn",
+                    "knn_r",
+                    "cat",
+                    "pop",
+                    "pop_r",
+                    "ctxpop",
+                    "audio"
+                  ]
+                },
+                "contribution": {
+                  "type": "number",
+                  "minimum": 0
+                }
+              }
+            }
           },
           "enriched": {
             "description": "Only when the service runs with --enrich: which source filled (or failed to fill) a section the snapshot lacked, in the order the sources were asked.",
@@ -647,7 +694,7 @@ public enum OpenAPIDocument {
           "track",
           "signal"
         ],
-        "description": "A feedback event (docs/formats.md): pick_id or snapshot is required. The CLI, this API and replay judge it by the same rules: a duplicate id of the same user changes nothing; an id of another user is 409 conflict; an event earlier than the user's previous one is 409 out_of_order; an unknown user 404 unknown_user; an unknown, or another user's, pick or an unknown track 400 bad_request.",
+        "description": "A feedback event (docs/formats.md): pick_id or snapshot is required; a rate signal needs a rating, and only a rate signal has one. The CLI, this API and replay judge it by the same rules: a duplicate id of the same user changes nothing; an id of another user is 409 conflict; an event earlier than the user's previous one is 409 out_of_order; an unknown user 404 unknown_user; an unknown, or another user's, pick or an unknown track 400 bad_request.",
         "properties": {
           "id": {
             "type": "string"
@@ -664,12 +711,20 @@ public enum OpenAPIDocument {
           },
           "signal": {
             "type": "string",
+            "description": "like and complete count in the track's favour, dislike and skip against it; rate gives stars in rating.",
             "enum": [
               "like",
               "dislike",
               "skip",
-              "complete"
+              "complete",
+              "rate"
             ]
+          },
+          "rating": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 5,
+            "description": "Required with signal rate, not allowed otherwise: 4 and 5 count as a like, 1 and 2 as a dislike, 3 as neither. Upserted per user, track and bin: a new rating of the track in the same bin replaces the earlier one."
           },
           "played_ms": {
             "type": "integer",
