@@ -1,4 +1,5 @@
 import CBLAS
+import SoundtrackContext
 
 /// An in-memory index of a catalog for similar-track search by sound and genre.
 ///
@@ -65,6 +66,9 @@ public final class CatalogIndex: Sendable {
     private let rowGenres: [[Int32]]
     private let postings: [[Int32]]
     private let rowsByID: [String: Int]
+    /// Rows by the FNV-1a hash of their id (``StableHash/fnv1a(_:seed:)``); −1 where two ids share
+    /// a hash (those are found by id). Integer keys hash far cheaper than strings.
+    private let rowsByHash: [UInt64: Int]
 
     /// The number of tracks.
     public var count: Int { tracks.count }
@@ -112,6 +116,8 @@ public final class CatalogIndex: Sendable {
         rowGenres.reserveCapacity(n)
         var rowsByID: [String: Int] = [:]
         rowsByID.reserveCapacity(n)
+        var rowsByHash: [UInt64: Int] = [:]
+        rowsByHash.reserveCapacity(n)
         var popularity = [Float](repeating: 0, count: n)
         for (r, t) in tracks.enumerated() {
             var gs: [Int32] = []
@@ -133,7 +139,11 @@ public final class CatalogIndex: Sendable {
                 }
             }
             rowGenres.append(gs.sorted())
-            if rowsByID[t.id] == nil { rowsByID[t.id] = r }
+            if rowsByID[t.id] == nil {
+                rowsByID[t.id] = r
+                let h = StableHash.fnv1a(t.id)
+                rowsByHash[h] = rowsByHash[h] == nil ? r : -1
+            }
             popularity[r] = Float(min(max(t.popularity ?? 0, 0), 100)) / 100
         }
         genreNames = names
@@ -141,11 +151,20 @@ public final class CatalogIndex: Sendable {
         self.rowGenres = rowGenres
         self.postings = postings
         self.rowsByID = rowsByID
+        self.rowsByHash = rowsByHash
         self.popularity = popularity
     }
 
     /// The row of a track id, or `nil`.
     public func row(of id: String) -> Int? { rowsByID[id] }
+
+    /// The row of a track id whose FNV-1a hash is `hash` (known already, for example a bin song's
+    /// key), or `nil`: one integer lookup and one comparison of the id instead of hashing it.
+    public func row(ofHash hash: UInt64, id: String) -> Int? {
+        guard let r = rowsByHash[hash] else { return nil }
+        if r >= 0 { return tracks[r].id == id ? r : nil }
+        return rowsByID[id]
+    }
 
     /// The normalised (lower-cased, trimmed) genres of a row.
     public func genres(ofRow row: Int) -> [String] { rowGenres[row].map { genreNames[Int($0)] } }

@@ -104,6 +104,29 @@ public struct FeatureVocabulary: Sendable, Equatable {
     /// "tag wifi = none", "place: home", "place #2" (a place learned from coordinates),
     /// "motion: walking", "time of day", "weekend", "bluetooth: car".
     public func displayName(slot: Int) -> String {
+        switch FeatureLayout.slots[slot].group {
+        case .tags:
+            let offset = slot - Self.firstTagSlot
+            if let t = tag(at: offset) { return "tag \(t.key) = \(t.value)" }
+            return "tag (unused slot)"
+        case .learnedPlace:
+            let offset = slot - Self.firstPlaceSlot
+            guard offset < places.count else { return "place (unused slot)" }
+            let key = places[offset]
+            if key.hasPrefix("label:") { return "place: \(key.dropFirst(6))" }
+            if key.hasPrefix("pl-") { return "place #\(key.dropFirst(3))" }
+            return "place: \(key)"
+        default:
+            return Self.fixedNames[slot]
+        }
+    }
+
+    private static let firstTagSlot = FeatureLayout.require("tags.t0")
+    private static let firstPlaceSlot = FeatureLayout.require("place.p0")
+    /// The names of the slots that mean the same for every user, computed once.
+    private static let fixedNames: [String] = FeatureLayout.slots.indices.map { FeatureVocabulary().fixedName(slot: $0) }
+
+    private func fixedName(slot: Int) -> String {
         let s = FeatureLayout.slots[slot]
         let leaf = s.name.split(separator: ".", maxSplits: 1).last.map(String.init) ?? s.name
         switch s.group {

@@ -116,7 +116,11 @@ extension Recommender {
         state.bins[i].observations = n + 1
         state.bins[i].meanTime += (t - state.bins[i].meanTime) / Double(n + 1)
         if at > state.bins[i].updatedAt { state.bins[i].updatedAt = at }
-        relabel(binIndex: i, state: &state)
+        // A served snapshot moves the centroid by 1/(n+1): the label is computed again when the
+        // count reaches a power of two (the centroid has then moved as much as since the last
+        // time), not at every pick. Feedback, creation and merges relabel at once.
+        let count = n + 1
+        if count & (count - 1) == 0 { relabel(binIndex: i, state: &state) }
     }
 
     // MARK: - Merging and folding
@@ -200,11 +204,13 @@ extension Recommender {
         let horizon = at.timeIntervalSince1970 - config.foldAfterDays * 86_400
         var i = 0
         while i < state.bins.count, state.bins.count > 1 {
-            let b = state.bins[i]
-            guard b.number != keeping, b.observations <= config.foldMaxObservations, b.updatedAt.timeIntervalSince1970 < horizon else {
+            guard state.bins[i].number != keeping, state.bins[i].observations <= config.foldMaxObservations,
+                state.bins[i].updatedAt.timeIntervalSince1970 < horizon
+            else {
                 i += 1
                 continue
             }
+            let b = state.bins[i]
             var nearest: (j: Int, d: Float)?
             for j in state.bins.indices where j != i {
                 let d = centroidDistance(b, state.bins[j], weights: state.weights)

@@ -9,19 +9,19 @@ struct RankingCache: Sendable {
     var communityVersion: UInt64 = .max
     /// Per catalog row: the sum and count of the user's ratings of the track (a like counts 5, a
     /// dislike 1, a rating its stars), over all bins.
-    var own: [Int: (sum: Float, n: Float)] = [:]
+    var own = RowTable<OwnEvidence>()
     /// Rows the user liked (mean rating above 3) and reacted to, in no particular order.
     var liked: [Int] = []
     var rated: [Int] = []
     /// `1 − distinct tracks / events`: how much the user comes back to the same tracks.
     var repetition: Float = 0
     /// The user's likes per genre (by ``CatalogIndex/genreNumbers(ofRow:)``), and in all.
-    var genreLikes: [Int32: Float] = [:]
+    var genreLikes = RowTable<Float>()
     var likes: Float = 0
     /// The collaborative scores of ``Community/neighbourScores(of:liked:)``, already divided by
     /// the square root of the profile's size.
-    var knn: [Int: Float] = [:]
-    var knnRated: [Int: Float] = [:]
+    var knn = RowTable<Float>()
+    var knnRated = RowTable<Float>()
     /// The collaborative neighbours, strongest first (candidates).
     var knnOrder: [Int] = []
     /// The user's liked rows, best rated first (candidates).
@@ -31,6 +31,33 @@ struct RankingCache: Sendable {
     var sound: [Int: (version: UInt64, rows: [Int])] = [:]
     /// The community's most liked rows (candidates).
     var popular: [Int] = []
+    /// Each bin's songs with evidence, by bin number: catalog row, sum and count of ratings (the
+    /// context-weighted own signal reads them every pick).
+    var binEvidence: [Int: [(row: Int, sum: Float, n: Float)]] = [:]
+    /// The audio profile each bin's ranking matches, by bin number, with the evidence version and
+    /// song count it was computed for.
+    var binProfile: [Int: (version: UInt64, songs: Int, profile: AudioProfile)] = [:]
+}
+
+extension CatalogIndex {
+    /// The row of a bin song's track (found by its key's hash).
+    @inline(__always)
+    func row(of song: borrowing BinSong) -> Int? { row(ofHash: song.key.value, id: song.trackId) }
+}
+
+/// Rows scored by the ranker: `scores[k]` and the signals `signals[k·n ..< k·n + n]` of `rows[k]`,
+/// and the positions `k` best first (ties: the lower row; all of them, or the first few asked for).
+struct ScoredRows {
+    var rows: [Int]
+    var scores: [Float]
+    var signals: [Float]
+    var order: [Int]
+}
+
+/// The sum and count of a user's ratings of one track, over all bins.
+struct OwnEvidence: Sendable {
+    var sum: Float
+    var n: Float
 }
 
 /// One ranked track: its catalog row, blended score and the signals that made it.
@@ -73,20 +100,23 @@ extension Recommender {
         cache.communityVersion = communityVersion
         var events: Float = 0
         for bin in state.bins {
+            var list: [(row: Int, sum: Float, n: Float)] = []
             for s in bin.songs {
                 let e = Self.evidence(s)
-                guard e.n > 0, let row = index.row(of: s.trackId) else { continue }
-                cache.own[row, default: (0, 0)].sum += e.sum
-                cache.own[row, default: (0, 0)].n += e.n
+                guard e.n > 0, let row = index.row(of: s) else { continue }
+                let o = cache.own[row] ?? OwnEvidence(sum: 0, n: 0)
+                cache.own[row] = OwnEvidence(sum: o.sum + e.sum, n: o.n + e.n)
                 events += e.n
+                list.append((row, e.sum, e.n))
             }
+            if !list.isEmpty { cache.binEvidence[bin.number] = list }
         }
-        for (row, e) in cache.own {
+        for (row, e) in cache.own.pairs {
             cache.rated.append(row)
             if e.sum / e.n > 3 {
                 cache.liked.append(row)
                 cache.likes += 1
-                for g in index.genreNumbers(ofRow: row) { cache.genreLikes[g, default: 0] += 1 }
+                for g in index.genreNumbers(ofRow: row) { cache.genreLikes[Int(g)] = (cache.genreLikes[Int(g)] ?? 0) + 1 }
             }
         }
         cache.liked.sort()
@@ -100,13 +130,16 @@ extension Recommender {
                 (c.neighbourScores(of: cache.liked, liked: true), c.neighbourScores(of: cache.rated, liked: false), c.mostLiked(limit / 8))
             }
             let nl = Float(max(1, cache.liked.count)).squareRoot(), nr = Float(max(1, cache.rated.count)).squareRoot()
-            cache.knn = knn.mapValues { $0 / nl }
-            cache.knnRated = knnRated.mapValues { $0 / nr }
-            cache.knnOrder = cache.knn.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(limit / 4).map(\.key)
+            cache.knn = RowTable(capacity: knn.count)
+            for (row, v) in knn { cache.knn[row] = v / nl }
+            cache.knnRated = RowTable(capacity: knnRated.count)
+            for (row, v) in knnRated { cache.knnRated[row] = v / nr }
+            cache.knnOrder = knn.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(limit / 4).map(\.key)
             cache.popular = popular
         }
-        // Sound neighbours of bins stay valid while the bin is the same.
+        // Sound neighbours and profiles of bins stay valid while the bin is the same.
         for (number, entry) in current.sound { cache.sound[number] = entry }
+        cache.binProfile = current.binProfile
         state.rankingCache = cache
     }
 
@@ -117,13 +150,17 @@ extension Recommender {
         let limit = config.candidates
         var out: [Int] = []
         out.reserveCapacity(limit)
-        var seen = Set<Int>(minimumCapacity: limit)
-        let recent = Set(state.recentTracks.suffix(config.repeatWindow).compactMap { index.row(of: $0) })
+        // Rows already taken or recently played (a RowTable: no SipHash per candidate).
+        var skip = RowTable<Bool>(capacity: limit + config.repeatWindow)
+        for (id, key) in zip(state.recentTracks, state.recentKeys).suffix(config.repeatWindow) {
+            if let r = index.row(ofHash: key.value, id: id) { skip[r] = true }
+        }
         func add(_ row: Int) {
-            guard out.count < limit, !recent.contains(row), seen.insert(row).inserted else { return }
+            guard out.count < limit, skip[row] == nil else { return }
+            skip[row] = true
             out.append(row)
         }
-        for s in state.bins[binIndex].songs { if let r = index.row(of: s.trackId) { add(r) } }
+        for s in state.bins[binIndex].songs { if let r = index.row(of: s) { add(r) } }
         for r in state.rankingCache.likedOrder.prefix(limit / 4) { add(r) }
         for r in state.rankingCache.knnOrder { add(r) }
         for r in state.rankingCache.popular { add(r) }
@@ -143,7 +180,7 @@ extension Recommender {
     func soundNeighbours(of bin: Bin, count: Int, index: CatalogIndex) -> [Int] {
         guard index.count > 0, count > 0 else { return [] }
         let liked = bin.songs.filter { Self.evidence($0).n > 0 && Self.evidence($0).sum / Self.evidence($0).n > 3 }
-            .compactMap { index.row(of: $0.trackId) }
+            .compactMap { index.row(of: $0) }
         let profile: AudioProfile
         var genres = Set<String>()
         if !liked.isEmpty {
@@ -157,7 +194,7 @@ extension Recommender {
         } else {
             return []
         }
-        let members = Set(bin.songs.compactMap { index.row(of: $0.trackId) })
+        let members = Set(bin.songs.compactMap { index.row(of: $0) })
         return index.similar(to: profile, genres: genres, k: count, excluding: members).map(\.row)
     }
 
@@ -176,69 +213,117 @@ extension Recommender {
     public func rankTracks(
         _ x: FeatureVector, binIndex: Int?, similarities: [Float], state: inout UserState, rows: [Int]
     ) -> [RankedTrack] {
+        let scored = scoreRows(x, binIndex: binIndex, similarities: similarities, state: &state, rows: rows)
+        let n = RankerModel.signals.count
+        return scored.order.map { k in
+            RankedTrack(row: rows[k], score: scored.scores[k], signals: Array(scored.signals[(k * n)..<(k * n + n)]))
+        }
+    }
+
+    /// The rows scored by the blend, in one flat buffer of signals (``rankTracks(_:binIndex:similarities:state:rows:)``
+    /// without an array per row: what a pick uses).
+    /// - Parameter first: when given, ``ScoredRows/order`` holds only the best `first` positions.
+    func scoreRows(
+        _ x: FeatureVector, binIndex: Int?, similarities: [Float], state: inout UserState, rows: [Int], first: Int? = nil
+    ) -> ScoredRows {
         let index = catalog.index()
         refreshRankingCache(&state, index: index)
         let cache = state.rankingCache
         let n = RankerModel.signals.count
         // The user's own evidence in similar contexts: Σ_b sim_b Σ (r − 3)/2 over the bin's ratings of j.
-        var contextNum: [Int: Float] = [:], contextDen: [Int: Float] = [:]
+        var position = RowTable<Int>(capacity: rows.count)
+        for (k, row) in rows.enumerated() { position[row] = k }
+        var contextNum = [Float](repeating: 0, count: rows.count), contextDen = contextNum
         for (b, bin) in state.bins.enumerated() {
             let sim = b < similarities.count ? similarities[b] : 0
-            guard sim > 0 else { continue }
-            for s in bin.songs {
-                let e = Self.evidence(s)
-                guard e.n > 0, let row = index.row(of: s.trackId) else { continue }
-                contextNum[row, default: 0] += sim * (e.sum - 3 * e.n) / 2
-                contextDen[row, default: 0] += sim * e.n
+            guard sim > 0, let list = cache.binEvidence[bin.number] else { continue }
+            for e in list {
+                guard let k = position[e.row] else { continue }
+                contextNum[k] += sim * (e.sum - 3 * e.n) / 2
+                contextDen[k] += sim * e.n
             }
         }
-        // The sound of the bin's liked songs (else all its songs).
+        // The sound of the bin's liked songs (else all its songs), kept while the bin's evidence and songs are the same.
         var profile = AudioProfile()
         if let binIndex {
-            let songs = state.bins[binIndex].songs
-            let likedRows = songs.filter { Self.evidence($0).n > 0 && Self.evidence($0).sum / Self.evidence($0).n > 3 }
-                .compactMap { index.row(of: $0.trackId) }
-            profile = index.profile(ofRows: likedRows.isEmpty ? songs.compactMap { index.row(of: $0.trackId) } : likedRows)
+            let bin = state.bins[binIndex]
+            if let p = cache.binProfile[bin.number], p.version == state.evidenceVersion, p.songs == bin.songs.count {
+                profile = p.profile
+            } else {
+                let likedRows = bin.songs.filter { Self.evidence($0).n > 0 && Self.evidence($0).sum / Self.evidence($0).n > 3 }
+                    .compactMap { index.row(of: $0) }
+                profile = index.profile(ofRows: likedRows.isEmpty ? bin.songs.compactMap { index.row(of: $0) } : likedRows)
+                state.rankingCache.binProfile[bin.number] = (state.evidenceVersion, bin.songs.count, profile)
+            }
         }
-        let attributes = ContextAttributes.of(x, vocabulary: state.vocabulary)
+        // Context attributes only matter when there is a community to count them in.
+        let communityEvents = community?.read { $0.version } ?? 0
+        let attributes = communityEvents > 0 ? ContextAttributes.of(x, vocabulary: state.vocabulary) : []
         let (stats, maxLikes, maxRaters, context): ([Community.Stats], Float, Float, [Float]) =
-            community?.read { c in
+            communityEvents > 0
+            ? community!.read { c in
                 (
                     rows.map { c.stats(of: $0) }, Float(c.maxLikes), Float(c.maxRaters),
                     rows.map { c.contextLikes(of: $0, attributes: attributes) }
                 )
-            } ?? (rows.map { _ in Community.Stats() }, 0, 0, rows.map { _ in 0 })
+            } : ([], 0, 0, [])
         let likeScale = log1p(max(maxLikes, 1)), raterScale = log1p(max(maxRaters, 1))
         let weights = ranker.weights
-        var out: [RankedTrack] = []
-        out.reserveCapacity(rows.count)
-        for (k, row) in rows.enumerated() {
-            var f = [Float](repeating: 0, count: n)
-            if let e = cache.own[row] {
-                f[0] = (e.sum / e.n - 3) / 2
-                f[1] = 1
-                f[2] = cache.repetition
+        var scores = [Float](repeating: 0, count: rows.count)
+        var signals = [Float](repeating: 0, count: rows.count * n)
+        let hasCommunity = communityEvents > 0
+        let profiles = index.profiles
+        signals.withUnsafeMutableBufferPointer { all in
+            for (k, row) in rows.enumerated() {
+                let f = UnsafeMutableBufferPointer(rebasing: all[(k * n)..<(k * n + n)])
+                if let e = cache.own[row] {
+                    f[0] = (e.sum / e.n - 3) / 2
+                    f[1] = 1
+                    f[2] = cache.repetition
+                }
+                if contextDen[k] > 0 { f[3] = contextNum[k] / (contextDen[k] + 1) }
+                if cache.knn.count > 0 { f[4] = cache.knn[row] ?? 0 }
+                if cache.knnRated.count > 0 { f[5] = cache.knnRated[row] ?? 0 }
+                let genres = index.genreNumbers(ofRow: row)
+                if !genres.isEmpty {
+                    var g: Float = 0
+                    if cache.genreLikes.count > 0 { for id in genres { g += cache.genreLikes[Int(id)] ?? 0 } }
+                    f[6] = (g + 0.1) / (cache.likes + 1)
+                }
+                if hasCommunity {
+                    let s = stats[k]
+                    f[7] = log1p(Float(s.likes)) / likeScale
+                    f[8] = log1p(Float(s.raters)) / raterScale
+                    f[9] = log1p((context[k] + Float(s.likes)) / Float(attributes.count + 1)) / likeScale
+                }
+                f[10] = Self.soundSimilarity(profiles[row], profile)
+                var score: Float = 0
+                for i in 0..<n { score += weights[i] * f[i] }
+                scores[k] = score
             }
-            if let num = contextNum[row] { f[3] = num / (contextDen[row]! + 1) }
-            f[4] = cache.knn[row] ?? 0
-            f[5] = cache.knnRated[row] ?? 0
-            let genres = index.genreNumbers(ofRow: row)
-            if !genres.isEmpty {
-                var g: Float = 0
-                for id in genres { g += cache.genreLikes[id] ?? 0 }
-                f[6] = (g + 0.1) / (cache.likes + 1)
-            }
-            let s = stats[k]
-            f[7] = log1p(Float(s.likes)) / likeScale
-            f[8] = log1p(Float(s.raters)) / raterScale
-            f[9] = log1p((context[k] + Float(s.likes)) / Float(attributes.count + 1)) / likeScale
-            f[10] = Self.soundSimilarity(index.profiles[row], profile)
-            var score: Float = 0
-            for i in 0..<n { score += weights[i] * f[i] }
-            out.append(RankedTrack(row: row, score: score, signals: f))
         }
-        out.sort { ($0.score, $1.row) > ($1.score, $0.row) }
-        return out
+        @inline(__always) func before(_ a: Int, _ b: Int) -> Bool { scores[a] != scores[b] ? scores[a] > scores[b] : rows[a] < rows[b] }
+        var order: [Int]
+        if let first, first < rows.count {
+            // Only the first `first` positions are needed (a pick's list and its exploration draw):
+            // insertion into a short sorted prefix instead of sorting every candidate.
+            order = []
+            order.reserveCapacity(first + 1)
+            for k in rows.indices {
+                if order.count == first, !before(k, order[first - 1]) { continue }
+                var at = order.count
+                order.append(k)
+                while at > 0, before(k, order[at - 1]) {
+                    order[at] = order[at - 1]
+                    at -= 1
+                }
+                order[at] = k
+                if order.count > first { order.removeLast() }
+            }
+        } else {
+            order = rows.indices.sorted(by: before)
+        }
+        return ScoredRows(rows: rows, scores: scores, signals: signals, order: order)
     }
 
     /// `1 − √(mean squared difference)` over the audio dimensions both profiles have, clamped to

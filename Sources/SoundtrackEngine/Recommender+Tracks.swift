@@ -23,37 +23,52 @@ extension Recommender {
     /// `source` is `bin` (a song of the bin), `taste` (the user's own liked track from another
     /// context), `community` (brought by people with the same taste or the popularity of the
     /// context) or `catalog` (a track that sounds like the bin).
-    func chooseTracks(_ x: FeatureVector, binIndex: Int, count: Int, state: inout UserState, rng: inout SeededGenerator) -> TrackChoice {
+    func chooseTracks(
+        _ x: FeatureVector, binIndex: Int, count: Int, similarities known: [Float]? = nil, state: inout UserState, rng: inout SeededGenerator
+    ) -> TrackChoice {
         let index = catalog.index()
         refreshRankingCache(&state, index: index)
         let rows = candidateRows(binIndex: binIndex, state: &state, index: index, rng: &rng)
-        let similarities = binDistances(x, state: &state).map(similarity)
-        let ranked = rankTracks(x, binIndex: binIndex, similarities: similarities, state: &state, rows: rows)
-        guard !ranked.isEmpty else { return TrackChoice(ranked: [], pick: "", source: "catalog", signals: []) }
+        // The bins' similarities to the context: as the bin choice saw them, but the chosen bin's
+        // again, now that it has learned from the context (else all computed now).
+        var similarities: [Float]
+        if var known {
+            state.scoring.sync(bins: state.bins, config: config)
+            known[binIndex] = similarity(state.scoring.distance(row: binIndex, x, weights: state.weights))
+            similarities = known
+        } else {
+            similarities = binDistances(x, state: &state).map(similarity)
+        }
+        let depth = config.exploration > 0 ? max(2, config.explorationDepth) : 1
+        let scored = scoreRows(x, binIndex: binIndex, similarities: similarities, state: &state, rows: rows, first: max(count, depth))
+        guard !rows.isEmpty else { return TrackChoice(ranked: [], pick: "", source: "catalog", signals: []) }
         var chosen = 0
-        if config.exploration > 0, ranked.count > 1, Float(rng.unit()) < config.exploration {
-            let depth = min(max(2, config.explorationDepth), ranked.count)
+        if config.exploration > 0, rows.count > 1, Float(rng.unit()) < config.exploration {
+            let depth = min(depth, scored.order.count)
             chosen = 1 + Int(rng.next() % UInt64(depth - 1))
         }
-        let top = ranked[chosen]
+        let n = RankerModel.signals.count
+        let k = scored.order[chosen]
+        let top = (row: rows[k], signals: scored.signals[(k * n)..<(k * n + n)])
         let id = index.tracks[top.row].id
         let number = state.bins[binIndex].number
         let source: String
         if state.bins[binIndex].songIndex(id) != nil {
             source = "bin"
         } else {
-            source = top.signals[1] > 0 ? "taste" : (top.signals[4] > 0 || top.signals[5] > 0 || top.signals[9] > 0) ? "community" : "catalog"
+            let f = top.signals.startIndex
+            source = top.signals[f + 1] > 0 ? "taste" : (top.signals[f + 4] > 0 || top.signals[f + 5] > 0 || top.signals[f + 9] > 0) ? "community" : "catalog"
             state.bins[binIndex].songs.append(BinSong(trackId: id))
             state.changes.songs.insert(number)
         }
         var signals: [Pick.Signal] = []
-        for (k, name) in RankerModel.signals.enumerated() {
-            let c = ranker.weights[k] * top.signals[k]
+        for (j, name) in RankerModel.signals.enumerated() {
+            let c = ranker.weights[j] * top.signals[top.signals.startIndex + j]
             if c > 0 { signals.append(Pick.Signal(name: name, contribution: c)) }
         }
         signals.sort { ($0.contribution, $1.name) > ($1.contribution, $0.name) }
         return TrackChoice(
-            ranked: ranked.prefix(count).map { index.tracks[$0.row].id }, pick: id, source: source, signals: Array(signals.prefix(3)))
+            ranked: scored.order.prefix(count).map { index.tracks[rows[$0]].id }, pick: id, source: source, signals: Array(signals.prefix(3)))
     }
 
     /// Catalog tracks whose audio profile and genres fit the bin (its liked songs, else all its songs,

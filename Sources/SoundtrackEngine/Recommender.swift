@@ -75,7 +75,7 @@ public struct Recommender: Sendable {
 
         let choice = chooseBin(x, at: at, state: &state, rng: &rng)
         let binIdx = choice.index
-        let tracks = chooseTracks(x, binIndex: binIdx, count: max(1, top), state: &state, rng: &rng)
+        let tracks = chooseTracks(x, binIndex: binIdx, count: max(1, top), similarities: choice.similarities, state: &state, rng: &rng)
         let trackIds = tracks.ranked
         let source = tracks.source
 
@@ -186,6 +186,9 @@ public struct Recommender: Sendable {
         var score: Float
         var created: Bool
         var ranking: [RankedBin]
+        /// Every bin's similarity to the context before the chosen bin learned from it, in bin
+        /// order; `nil` when bins were created, merged or folded during the choice (their order changed).
+        var similarities: [Float]?
     }
 
     /// The bin for a context, which then learns from it (``serve(binIndex:x:at:state:)``).
@@ -205,18 +208,24 @@ public struct Recommender: Sendable {
         let t = at.timeIntervalSince1970
         var best: (index: Int, adjusted: Float)?
         let avoided = state.session.avoided
-        for (i, d) in distances.enumerated() where d.isFinite {
-            let bin = state.bins[i]
-            if !avoided.isEmpty && avoided.contains(bin.number) { continue }
-            var adjusted = d
-            if bin.number == state.session.currentBin, let last = state.session.lastAt {
-                let gap = max(0, at.timeIntervalSince(last))
-                adjusted -= config.stickiness * Float(exp(-gap / (config.stickinessMinutes * 60)))
-            }
-            let idle = max(0, t - bin.updatedAt.timeIntervalSince1970)
-            adjusted += config.recency * Float(1 - exp(-idle / (config.recencyHours * 3600)))
-            if best == nil || adjusted < best!.adjusted || (adjusted == best!.adjusted && bin.number < state.bins[best!.index].number) {
-                best = (i, adjusted)
+        let currentBin = state.session.currentBin
+        let stickiness: Float =
+            if let last = state.session.lastAt {
+                config.stickiness * Float(exp(-max(0, at.timeIntervalSince(last)) / (config.stickinessMinutes * 60)))
+            } else { 0 }
+        state.bins.withUnsafeBufferPointer { bins in
+            for (i, d) in distances.enumerated() where d.isFinite {
+                let number = bins[i].number
+                if !avoided.isEmpty && avoided.contains(number) { continue }
+                var adjusted = d
+                if number == currentBin { adjusted -= stickiness }
+                if config.recency > 0 {
+                    let idle = max(0, t - bins[i].updatedAt.timeIntervalSince1970)
+                    adjusted += config.recency * Float(1 - exp(-idle / (config.recencyHours * 3600)))
+                }
+                if best == nil || adjusted < best!.adjusted || (adjusted == best!.adjusted && number < bins[best!.index].number) {
+                    best = (i, adjusted)
+                }
             }
         }
         var chosen: (index: Int, created: Bool)
@@ -244,7 +253,10 @@ public struct Recommender: Sendable {
         let kept = state.resolve(bin: number) ?? number
         foldStale(at: at, keeping: kept, state: &state)
         let index = state.binIndex(number: state.resolve(bin: kept) ?? kept)!
-        return BinChoice(index: index, score: score, created: chosen.created, ranking: ranking.filter { state.binIndex(number: $0.bin) != nil })
+        // Bins merged or folded away during the choice leave the ranking (rarely: only then is it filtered).
+        let live = ranking.count == state.bins.count - (chosen.created ? 1 : 0) ? ranking : ranking.filter { state.binIndex(number: $0.bin) != nil }
+        let unchanged = !chosen.created && state.bins.count == scores.count
+        return BinChoice(index: index, score: score, created: chosen.created, ranking: live, similarities: unchanged ? scores : nil)
     }
 
     func explain(binIndex: Int, x: FeatureVector, state: inout UserState) -> [Explanation] {

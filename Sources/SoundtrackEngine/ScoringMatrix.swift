@@ -170,6 +170,28 @@ struct ScoringMatrix: Sendable {
         }
     }
 
+    /// The distance of one bin (row `r`) to `x`: ``distances(_:weights:)`` for that bin alone
+    /// (a pick needs the chosen bin's again after it learned from `x`, and only that one).
+    func distance(row r: Int, _ x: FeatureVector, weights: [Float]) -> Float {
+        let b = binCount
+        let d = FeatureLayout.dimension
+        precondition(r < b, "no such row")
+        var s0: Float = 0, sxc: Float = 0, sxx: Float = 0, scc: Float = 0
+        m.withUnsafeBufferPointer { mp in
+            for i in 0..<d {
+                let wm = weights[i] * separation[i] * x.mask[i]
+                guard wm != 0 else { continue }
+                let v = x.values[i]
+                let u = mp[r * d + i], uc = mp[(b + r) * d + i], ucc = mp[(2 * b + r) * d + i]
+                s0 += wm * u
+                sxx += wm * v * v * u
+                sxc += wm * v * uc
+                scc += wm * ucc
+            }
+        }
+        return Self.distance(s0: s0, sxx: sxx, sxc: sxc, scc: scc)
+    }
+
     /// The weighted mean squared distance from its sums: `(Sxx − 2 Sxc + Scc) / S0` (never below 0);
     /// `+∞` without shared weight.
     static func distance(s0: Float, sxx: Float, sxc: Float, scc: Float) -> Float {
@@ -197,26 +219,32 @@ struct ScoringMatrix: Sendable {
             }
         }
         guard s0 > 1e-6 else { return [] }
-        var rows: [(name: String, share: Float, agreement: Float, slot: Int)] = []
-        var merged: [String: Int] = [:]
+        var rows: [(share: Float, agreement: Float, slot: Int)] = []
+        var rowOfKey = [Int](repeating: -1, count: d)
         for i in 0..<d where v[i] > 0 {
             if ExplanationSlots.categorical[i], x.values[i] < 0.5 { continue }
             let agreement = 1 - min(1, abs(x.values[i] - centroid[i]))
-            let name = vocabulary.displayName(slot: i)
-            if let k = merged[name] {
+            let key = ExplanationSlots.mergeKey[i]
+            if rowOfKey[key] >= 0 {
                 // The second slot of a pair (time of day, day of the week): one row, weights added.
+                let k = rowOfKey[key]
                 let total = rows[k].share + v[i] / s0
                 rows[k].agreement = (rows[k].agreement * rows[k].share + agreement * v[i] / s0) / total
                 rows[k].share = total
                 continue
             }
-            merged[name] = rows.count
-            rows.append((name, v[i] / s0, agreement, i))
+            rowOfKey[key] = rows.count
+            rows.append((v[i] / s0, agreement, i))
         }
+        // Names only for the rows shown.
         return rows.filter { $0.agreement >= 0.5 }
             .sorted { ($0.share * $0.agreement, $1.slot) > ($1.share * $1.agreement, $0.slot) }
             .prefix(count)
-            .map { Explanation(feature: $0.name, weight: $0.share, similarity: $0.agreement, contribution: $0.share * $0.agreement) }
+            .map {
+                Explanation(
+                    feature: vocabulary.displayName(slot: $0.slot), weight: $0.share, similarity: $0.agreement,
+                    contribution: $0.share * $0.agreement)
+            }
     }
 }
 
@@ -224,6 +252,24 @@ struct ScoringMatrix: Sendable {
 /// conditions, calendar categories, Bluetooth kinds, activities, audio routes, tags): an
 /// explanation names only the values a snapshot has.
 enum ExplanationSlots {
+    /// For each slot, the first slot with the same display name (itself for most: the two slots of
+    /// the time of day, and of the day of the week, share one row of an explanation). Per-user slots
+    /// (tags, learned places) are each their own.
+    static let mergeKey: [Int] = {
+        let plain = FeatureVocabulary()
+        var first: [String: Int] = [:]
+        return FeatureLayout.slots.indices.map { i in
+            switch FeatureLayout.slots[i].group {
+            case .tags, .learnedPlace: return i
+            default:
+                let name = plain.displayName(slot: i)
+                if let f = first[name] { return f }
+                first[name] = i
+                return i
+            }
+        }
+    }()
+
     static let categorical: [Bool] = FeatureLayout.slots.map { slot in
         switch slot.group {
         case .place, .learnedPlace, .bluetooth, .tags: return true
