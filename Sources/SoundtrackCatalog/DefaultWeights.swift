@@ -1,7 +1,7 @@
 import Foundation
 import SoundtrackContext
 
-/// The default per-slot priority weights of `Models/weights.v1.json`: a `default`, then one
+/// The default per-slot priority weights of `Models/weights.v2.json`: a `default`, then one
 /// weight per ``FeatureLayout/Group``, then overrides for single slots (the most specific wins).
 ///
 /// ```swift

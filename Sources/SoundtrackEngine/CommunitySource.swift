@@ -4,7 +4,7 @@ import Synchronization
 /// user's picks and feedback in a process.
 ///
 /// Feedback records each applied event; picks read the model. An engine without one ranks by
-/// the user's own evidence, content and the catalog's popularity alone.
+/// the user's own evidence and content alone (the collaborative and popularity signals are 0).
 public protocol CommunitySource: Sendable {
     /// Runs `body` on the current model.
     func read<R>(_ body: (Community) -> R) -> R

@@ -29,7 +29,9 @@ public struct Pick: Sendable, Equatable {
     public var at: Timestamp
     public var bin: BinSummary
     public var track: TrackSummary
-    /// The ranked list of tracks (the first is ``track``); longer than one with `--top K`.
+    /// The best tracks in score order (exploration never reorders them); longer than one with
+    /// `--top K`. ``track`` is the first, except on an exploration draw (``EngineConfig/exploration``),
+    /// when it is one of the next best.
     public var ranked: [TrackSummary]
     public var alternatives: [Alternative]
     /// The features that weighed most in the choice of bin.

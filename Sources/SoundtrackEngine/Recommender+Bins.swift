@@ -4,7 +4,7 @@ import SoundtrackContext
 
 /// Bins as online clusters: made for a new context, moved by every snapshot they serve, merged
 /// when the user has more than ``EngineConfig/binCap``, folded when they never recur
-/// (docs/scoring.md, "Bins").
+/// (docs/scoring.md, "Bins learn from every snapshot they serve", "Merging and folding").
 extension Recommender {
     // MARK: - Creation
 

@@ -71,37 +71,6 @@ extension Recommender {
             ranked: scored.order.prefix(count).map { index.tracks[rows[$0]].id }, pick: id, source: source, signals: Array(signals.prefix(3)))
     }
 
-    /// Catalog tracks whose audio profile and genres fit the bin (its liked songs, else all its songs,
-    /// else its prior), for a bin that ran dry.
-    func similarCatalogTracks(for bin: Bin, count: Int, avoiding: Set<String>, rng: inout SeededGenerator) -> [String] {
-        let index = catalog.index()
-        guard index.count > 0 else { return [] }
-        let liked = bin.songs.filter { $0.likes > $0.dislikes }.compactMap { index.row(of: $0.trackId) }
-        let members = bin.songs.compactMap { index.row(of: $0.trackId) }
-        var excluded = Set(members)
-        for id in avoiding { if let r = index.row(of: id) { excluded.insert(r) } }
-        let basis = liked.isEmpty ? members : liked
-        let profile: AudioProfile
-        var genres = Set<String>()
-        if !basis.isEmpty {
-            profile = index.profile(ofRows: basis)
-            var counts: [String: Int] = [:]
-            for r in basis { for g in index.tracks[r].genres { counts[g, default: 0] += 1 } }
-            genres = Set(counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map(\.key))
-        } else if let name = bin.prior, let prior = priors.contexts.first(where: { $0.name == name }) {
-            profile = prior.profile
-            genres = Set(prior.genres)
-        } else if let prior = priors.contexts.first(where: { $0.name == "default" }) ?? priors.contexts.first {
-            profile = prior.profile
-            genres = Set(prior.genres)
-        } else {
-            return []
-        }
-        var rows = index.similar(to: profile, genres: genres, k: count * 4, excluding: excluded).map(\.row)
-        rows.shuffle(using: &rng)
-        return rows.prefix(count).map { index.tracks[$0].id }
-    }
-
     /// The pick's alternatives: the best-ranked bins other than `chosen`, each with its best tracks.
     func alternatives(_ ranking: [RankedBin], besides chosen: Int, state: inout UserState) -> [Pick.Alternative] {
         var out: [Pick.Alternative] = []

@@ -13,7 +13,8 @@ import SoundtrackEngine
 /// (``Recommender/pick(_:state:top:pickId:)``'s candidates) plus the tracks the user liked in the
 /// event's test session, which are the relevant ones; each candidate's signals come from
 /// ``Recommender/rankTracks(_:binIndex:similarities:state:rows:)`` on a copy of the user's state.
-/// ``PairwiseFit`` then fits the weights, the splits being its groups for choosing the L2 strength.
+/// ``PairwiseFit`` then fits the weights, the splits being its groups for choosing the L2 strength
+/// (with one split, the chronological protocol, its queries are dealt by person into 5 groups).
 /// At most `maxQueries` queries a split are used (every n-th, deterministic).
 public struct RankerFitter: Sendable {
     /// The engine whose signals are blended.
@@ -99,6 +100,17 @@ public struct RankerFitter: Sendable {
                         user: e.user, features: ranked.map(\.signals), relevant: ranked.map { relevant.contains($0.row) }))
             }
             groups.append(queries)
+        }
+        if groups.count == 1, groups[0].count >= 10 {
+            // One split (the chronological protocol): its queries are dealt by person into 5 groups
+            // (a seeded shuffle of the people), so that λ is still chosen by cross-validation.
+            var people = Array(Set(groups[0].map(\.user))).sorted()
+            var rng = SeededGenerator(seed: seed, user: "fit-groups", counter: 0)
+            people.shuffle(using: &rng)
+            let groupOf = Dictionary(uniqueKeysWithValues: people.enumerated().map { ($1, $0 % 5) })
+            var dealt = [[PairwiseFit.Query]](repeating: [], count: min(5, people.count))
+            for q in groups[0] { dealt[groupOf[q.user]!].append(q) }
+            groups = dealt.filter { !$0.isEmpty }
         }
         let (w, lambda) = PairwiseFit.fit(groups: groups, k: k)
         let all = groups.flatMap { $0 }

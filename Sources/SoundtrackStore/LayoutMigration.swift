@@ -1,7 +1,7 @@
 import SoundtrackContext
 
 /// Moves stored vectors of feature layout v1 to the layout of this build, slot by slot by name
-/// (docs/features.md, "Layout versions"): a slot that exists in both layouts keeps its value; the
+/// (docs/features.md; docs/architecture.md, "Persistence"): a slot that exists in both layouts keeps its value; the
 /// hashed slots of v1 (`place.h0…h7`, `tags.h0…h15`) have no meaning in v2 (whose place and tag
 /// slots each user's vocabulary assigns) and are dropped: a bin's centroid 0 and presence 0 there,
 /// its spread the initial spread, a weight the default. New slots of v2 start the same way.

@@ -15,7 +15,7 @@ struct PickCommand: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The snapshot file, or - for standard input.") var input: String = "-"
-    @Option(name: .long, help: "Return a ranked list of K tracks (the pick's track first).") var top: Int = 1
+    @Option(name: .long, help: "Also return the K best tracks in score order (`ranked`). The played `track` is the first of them, except on an exploration draw (see --explore), when it is one of the next best.") var top: Int = 1
     @Flag(name: .long, help: "Pick without learning: nothing is written to the database.") var readOnly = false
     @Flag(name: .long, help: "Reject unknown fields.") var strict = false
     @Flag(name: .long, help: "Fill missing weather and calendar sections from the configured providers and imported events; the pick's `enriched` list says which source filled what.")

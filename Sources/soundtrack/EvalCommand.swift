@@ -13,7 +13,7 @@ struct EngineOptions: ParsableArguments {
     @Option(help: "The catalog (CSV or JSON Lines; default: the bundled datasets/musicoset/catalog.csv).")
     var catalog: String?
 
-    @Option(help: "A directory with thresholds.v2.json, weights.v1.json and priors.v1.json (default: the models built in, identical to Models/).")
+    @Option(help: "A directory with thresholds.v2.json, weights.v2.json, priors.v1.json and ranker.v1.json (default: the models built in, identical to Models/).")
     var models: String?
 
     /// Reads the catalog into a similarity index.

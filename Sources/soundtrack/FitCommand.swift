@@ -10,10 +10,10 @@ struct FitCommand: ParsableCommand {
         commandName: "fit",
         abstract: "Fit the blend of the track ranker on a labelled feedback log and write the model file.",
         discussion: """
-            The log is split as `soundtrack eval` splits it; the engine learns each training part, and every liked \\
-            test event becomes a query whose relevant tracks are those the user liked in its session. The weights \\
-            of the signals (docs/scoring.md, "Ranking tracks") are fitted by pairwise logistic regression, the L2 \\
-            strength chosen by cross-validation over the splits. Deterministic for a seed. See docs/evaluation.md, \\
+            The log is split as `soundtrack eval` splits it; the engine learns each training part, and every liked \
+            test event becomes a query whose relevant tracks are those the user liked in its session. The weights \
+            of the signals (docs/scoring.md, "Ranking tracks") are fitted by pairwise logistic regression, the L2 \
+            strength chosen by cross-validation over the splits. Deterministic for a seed. See docs/evaluation.md, \
             "Fitting the blend".
             """)
 
