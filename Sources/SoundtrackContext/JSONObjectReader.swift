@@ -235,7 +235,9 @@ public struct JSONObjectReader {
         guard let s = try string(key, nonEmpty: true) else { return nil }
         guard let u = URL(string: s), let scheme = u.scheme?.lowercased(), scheme == "http" || scheme == "https", u.host != nil, u.query == nil
         else {
-            throw InputError(path: path(of: key), expected: "an http(s) URL without a query", got: Got.quoted(s))
+            // A query may hold a secret (`?appid=…`): the error shows what comes before it only.
+            let shown = s.firstIndex(where: { $0 == "?" || $0 == "#" }).map { Got.quoted(String(s[..<$0])) + " with a query (not shown)" }
+            throw InputError(path: path(of: key), expected: "an http(s) URL without a query", got: shown ?? Got.quoted(s))
         }
         return u
     }
@@ -301,6 +303,12 @@ public struct JSONObjectReader {
         if s.isEmpty && !allowEmpty { throw InputError(path: path(of: key), expected: expected, got: "\"\"") }
         if let maxLength { try Validate.length(s, max: maxLength, path: path(of: key), expected: expected) }
         return s
+    }
+
+    /// A string checked as an identifier (non-empty, at most 128 characters, no control
+    /// characters): an id that comes from elsewhere than a JSON body, such as a URL path.
+    public static func identifier(_ s: String, path: String) throws(InputError) -> String {
+        try Validate.identifier(.string(s), path: path)
     }
 
     /// An identifier: non-empty, at most 128 characters, no control characters.

@@ -84,9 +84,11 @@ public final class SoundtrackAPI: Sendable {
         router.add(middleware: ErrorAndMetricsMiddleware(metrics: metrics, logger: logger, clock: configuration.clock))
         router.post("/v1/picks") { request, _ in try await self.postPick(request) }
         router.post("/v1/feedback") { request, _ in try await self.postFeedback(request) }
-        router.get("/v1/users/{id}/bins") { request, context in try self.getBins(request, id: context.parameters.require("id")) }
+        router.get("/v1/users/{id}/bins") { request, context in try self.getBins(request, id: Self.pathID(context.parameters.require("id"))) }
         router.post("/v1/users") { request, _ in try await self.postUser(request) }
-        router.delete("/v1/users/{id}") { request, context in try await self.deleteUser(request, id: context.parameters.require("id")) }
+        router.delete("/v1/users/{id}") { request, context in
+            try await self.deleteUser(request, id: Self.pathID(context.parameters.require("id")))
+        }
         router.get("/healthz") { _, _ in Self.json(.object([("status", .string("ok"))])) }
         router.get("/readyz") { _, _ in
             guard self.committer.isOpen else { throw APIError.unavailable }
@@ -253,6 +255,21 @@ public final class SoundtrackAPI: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// A user id from a URL path segment: percent-decoded (RFC 3986, UTF-8), then checked as ids
+    /// are when a user is created, so that every id `POST /v1/users` accepts is reachable:
+    /// `/v1/users/a%20b/bins` is the user `a b`, `%2F` a `/` inside the id, `%2E%2E` the id `..`.
+    /// - Throws: 400 for a segment that is not percent-encoded UTF-8 or not an id.
+    static func pathID(_ raw: String) throws -> String {
+        guard let decoded = raw.removingPercentEncoding else {
+            throw APIError.badRequest(InputError(path: "id", expected: "a percent-encoded UTF-8 user id in the path", got: "a malformed escape"))
+        }
+        do {
+            return try JSONObjectReader.identifier(decoded, path: "id")
+        } catch {
+            throw APIError.badRequest(error)
+        }
+    }
 
     private func authenticate(_ request: Request) throws -> Principal {
         try authenticator.authenticate(authorization: request.headers.value(.authorization))

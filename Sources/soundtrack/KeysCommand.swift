@@ -75,13 +75,19 @@ struct KeysCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Revoke a key by id; a running service stops accepting it within 5 seconds.")
         @OptionGroup var store: StoreOptions
-        @Argument(help: "The key id (as `keys list` shows it).") var id: String
+        @Argument(help: "The key id (as `keys list` shows it), or the whole key.") var id: String
 
         func run() throws {
-            guard try store.open().store.revokeKey(id: id, at: Date()) else {
-                throw InputError(path: "id", expected: "an active key id", got: "'\(id)'")
+            // A whole key `stk_<id>_<secret>` names its id; the secret is never printed back.
+            let parts = id.split(separator: "_", omittingEmptySubsequences: false)
+            let isWholeKey = id.hasPrefix("stk_") && parts.count == 3
+            let keyID = isWholeKey ? String(parts[1]) : id
+            guard try store.open().store.revokeKey(id: keyID, at: Date()) else {
+                throw InputError(
+                    path: "id", expected: "an active key id",
+                    got: isWholeKey ? "a key whose id '\(keyID)' is not active (its secret is not shown)" : "'\(id)'")
             }
-            print("revoked key \(id)")
+            print("revoked key \(keyID)")
         }
     }
 }

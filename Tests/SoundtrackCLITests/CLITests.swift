@@ -14,6 +14,40 @@ struct CLITests {
          "audio": {"route": "headphones", "volume": 0.4}}
         """
 
+    @Test("keys revoke accepts the whole key and never prints its secret back")
+    func revokeByWholeKey() throws {
+        let (_, db) = try CLI.smallDatabase()
+        #expect(try CLI.run(["users", "add", "k-1", "--db", db]).status == 0)
+        let created = try CLI.run(["keys", "create", "--user", "k-1", "--db", db])
+        #expect(created.status == 0, "\(created.stderr)")
+        let key = try #require(created.stdout.split(whereSeparator: { $0 == "\t" || $0 == "\n" || $0 == " " }).map(String.init).first { $0.hasPrefix("stk_") })
+        let secret = String(key.split(separator: "_")[2])
+        let revoked = try CLI.run(["keys", "revoke", key, "--db", db])
+        #expect(revoked.status == 0, "\(revoked.stderr)")
+        #expect(!revoked.stdout.contains(secret) && !revoked.stderr.contains(secret))
+        // Again: no longer active, still no secret in the error.
+        let again = try CLI.run(["keys", "revoke", key, "--db", db])
+        #expect(again.status == 2)
+        #expect(!again.stdout.contains(secret) && !again.stderr.contains(secret), "\(again.stderr)")
+    }
+
+    @Test("--explore 0 makes the played track the first of the ranked list; out of range is a usage error")
+    func exploreZero() throws {
+        let (_, db) = try CLI.smallDatabase()
+        for k in 0..<6 {
+            let snapshot = Self.library.replacingOccurrences(of: "09:40:00", with: "09:4\(k):00")
+            let r = try CLI.run(["pick", "--db", db, "--explore", "0", "--top", "5", "-"], stdin: snapshot)
+            #expect(r.status == 0, "\(r.stderr)")
+            let pick = try JSONParser.parse(r.stdout)
+            guard case let .array(ranked)? = pick["ranked"] else {
+                Issue.record("no ranked list in \(r.stdout)")
+                return
+            }
+            #expect(pick["track"]?["id"] == ranked.first?["id"], "\(r.stdout)")
+        }
+        #expect(try CLI.run(["pick", "--db", db, "--explore", "1.5", "-"], stdin: Self.library).status == 2)
+    }
+
     @Test("pick reads stdin and prints a pick; --top ranks K tracks")
     func pick() throws {
         let (_, db) = try CLI.smallDatabase()

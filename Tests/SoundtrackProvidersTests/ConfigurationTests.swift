@@ -53,6 +53,14 @@ import SoundtrackContext
         #expect(Self.error(#"{"server": }"#) != nil)
     }
 
+    @Test("A base URL with a query (where a key could hide) is refused without printing the query")
+    func urlQueriesAreNotEchoed() {
+        let e = Self.error(#"{"providers":{"weather":{"openweather":{"base_url":"https://api.example/data?appid=SECRET-123"}}}}"#)
+        #expect(e?.path == "providers.weather.openweather.base_url")
+        #expect(e?.description.contains("SECRET-123") == false)
+        #expect(e?.got == #""https://api.example/data" with a query (not shown)"#)
+    }
+
     @Test func secretsInTheFileAreRejectedWithoutEchoingThem() {
         let e = Self.error(#"{"providers":{"weather":{"openweather":{"api_key":"leaked-key-123"}}}}"#)
         #expect(e?.path == "providers.weather.openweather.api_key")
