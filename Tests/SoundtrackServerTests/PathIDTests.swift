@@ -21,7 +21,7 @@ import Testing
     static func randomIDs(count: Int, seed: UInt64) -> [String] {
         let pieces: [String] = [
             "a", "Z", "7", " ", "/", "%", "?", "#", "'", "\"", ".", "..", "+", "&", "=", ";", ":", "@", "é", "ß", "日本", "😀",
-            "e\u{301}", "ü", "%2F", "%zz", "\\", "{", "}",
+            "e\u{301}", "ü", "%2F", "%zz", "\\", "{", "}"
         ]
         var rng = SeededGenerator(seed: seed, user: "path-ids", counter: 0)
         var out: [String] = [".", "..", "a b", "a/b", "%2e%2e", "x%20y", "o'neil", "ünïcödé"]
