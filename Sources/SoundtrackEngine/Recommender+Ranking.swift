@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SoundtrackCatalog
 import SoundtrackContext
 
@@ -144,8 +145,9 @@ extension Recommender {
     }
 
     /// The tracks a pick ranks: the chosen bin's songs, the user's own liked tracks from any bin,
-    /// the strongest collaborative neighbours, the community's most liked tracks and catalog
-    /// tracks that sound like the bin — at most ``EngineConfig/candidates``, the recent picks left out.
+    /// the strongest collaborative neighbours, the community's most liked tracks and, when those
+    /// are fewer than half of ``EngineConfig/candidates``, catalog tracks that sound like the bin —
+    /// at most ``EngineConfig/candidates``, the recent picks left out.
     public func candidateRows(binIndex: Int, state: inout UserState, index: CatalogIndex, rng: inout SeededGenerator) -> [Int] {
         let limit = config.candidates
         var out: [Int] = []
@@ -167,6 +169,9 @@ extension Recommender {
         let bin = state.bins[binIndex]
         if let cached = state.rankingCache.sound[bin.number], cached.version == state.evidenceVersion {
             for r in cached.rows { add(r) }
+        } else if out.count >= limit / 2 {
+            // Enough candidates from the person and the community: the search over the whole
+            // catalog (the costliest step of a pick) is left out.
         } else {
             let rows = soundNeighbours(of: bin, count: limit / 8, index: index)
             state.rankingCache.sound[bin.number] = (state.evidenceVersion, rows)
@@ -189,8 +194,18 @@ extension Recommender {
             for r in liked { for g in index.genres(ofRow: r) { counts[g, default: 0] += 1 } }
             genres = Set(counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map(\.key))
         } else if let prior = priors.contexts.first(where: { $0.name == bin.prior }) ?? priors.contexts.first(where: { $0.name == "default" }) {
-            profile = prior.profile
-            genres = Set(prior.genres)
+            // A bin without likes sounds like its prior: the prior's nearest tracks are searched once
+            // per catalog and shared by every such bin, less the bin's own songs (the same rows as
+            // a search that excludes them, as long as the shared list is long enough).
+            let members = Set(bin.songs.compactMap { index.row(of: $0) })
+            let spare = SoundCache.spare
+            let shared = soundCache.rows(prior: prior.name, index: index) {
+                index.similar(to: prior.profile, genres: Set(prior.genres), k: count + spare, excluding: []).map(\.row)
+            }
+            if shared.count == min(count + spare, index.count), members.count <= spare {
+                return Array(shared.lazy.filter { !members.contains($0) }.prefix(count))
+            }
+            return index.similar(to: prior.profile, genres: Set(prior.genres), k: count, excluding: members).map(\.row)
         } else {
             return []
         }
@@ -334,5 +349,26 @@ extension Recommender {
         guard count > 0 else { return 0 }
         let d = (a.values - b.values) * shared
         return max(0, 1 - ((d * d).sum() / count).squareRoot())
+    }
+}
+
+/// The catalog tracks nearest each cold-start prior, by prior name, for the catalog index they
+/// were found in: every bin without likes ranks its prior's sound, and the search over the whole
+/// catalog is the same for all of them.
+final class SoundCache: Sendable {
+    /// How many rows more than asked are kept, so that a bin's own songs can be left out.
+    static let spare = 64
+    private let entries = Mutex<(index: ObjectIdentifier?, rows: [String: [Int]])>((nil, [:]))
+
+    /// The rows of `prior` in `index`, computed by `search` when not known yet.
+    func rows(prior: String, index: CatalogIndex, search: () -> [Int]) -> [Int] {
+        let id = ObjectIdentifier(index)
+        if let known = entries.withLock({ $0.index == id ? $0.rows[prior] : nil }) { return known }
+        let rows = search()
+        entries.withLock {
+            if $0.index != id { $0 = (id, [:]) }
+            $0.rows[prior] = rows
+        }
+        return rows
     }
 }

@@ -30,6 +30,8 @@ public struct Recommender: Sendable {
     public let ranker: RankerModel
     /// What all users taught the engine (collaborative and popularity signals); `nil`: none.
     public let community: (any CommunitySource)?
+    /// Catalog tracks that sound like each cold-start prior, shared by the engine's copies (``with(catalog:)``…).
+    let soundCache: SoundCache
 
     /// Creates a recommender.
     public init(
@@ -37,6 +39,14 @@ public struct Recommender: Sendable {
         extractor: FeatureExtractor = FeatureExtractor(), ranker: RankerModel = BundledModels.ranker(),
         community: (any CommunitySource)? = nil
     ) {
+        self.init(config: config, catalog: catalog, priors: priors, seed: seed, extractor: extractor, ranker: ranker, community: community, soundCache: SoundCache())
+    }
+
+    init(
+        config: EngineConfig, catalog: any CatalogSource, priors: ColdStartPriors, seed: UInt64, extractor: FeatureExtractor,
+        ranker: RankerModel, community: (any CommunitySource)?, soundCache: SoundCache
+    ) {
+        self.soundCache = soundCache
         self.config = config
         self.catalog = catalog
         self.priors = priors
@@ -288,21 +298,29 @@ public struct Recommender: Sendable {
 extension Recommender {
     /// The same engine over another catalog source.
     public func with(catalog: any CatalogSource) -> Recommender {
-        Recommender(config: config, catalog: catalog, priors: priors, seed: seed, extractor: extractor, ranker: ranker, community: community)
+        Recommender(
+            config: config, catalog: catalog, priors: priors, seed: seed, extractor: extractor, ranker: ranker, community: community,
+            soundCache: soundCache)
     }
 
     /// The same engine with another community source (or none).
     public func with(community: (any CommunitySource)?) -> Recommender {
-        Recommender(config: config, catalog: catalog, priors: priors, seed: seed, extractor: extractor, ranker: ranker, community: community)
+        Recommender(
+            config: config, catalog: catalog, priors: priors, seed: seed, extractor: extractor, ranker: ranker, community: community,
+            soundCache: soundCache)
     }
 
     /// The same engine with another ranker model.
     public func with(ranker: RankerModel) -> Recommender {
-        Recommender(config: config, catalog: catalog, priors: priors, seed: seed, extractor: extractor, ranker: ranker, community: community)
+        Recommender(
+            config: config, catalog: catalog, priors: priors, seed: seed, extractor: extractor, ranker: ranker, community: community,
+            soundCache: soundCache)
     }
 
     /// The same engine with another configuration.
     public func with(config: EngineConfig) -> Recommender {
-        Recommender(config: config, catalog: catalog, priors: priors, seed: seed, extractor: extractor, ranker: ranker, community: community)
+        Recommender(
+            config: config, catalog: catalog, priors: priors, seed: seed, extractor: extractor, ranker: ranker, community: community,
+            soundCache: soundCache)
     }
 }
