@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import SoundtrackCatalog
 import SoundtrackContext
+import Synchronization
 
 /// What the ranker derives from a user's evidence and the community, kept with the user's state
 /// between picks and rebuilt when either changes.
