@@ -6,7 +6,7 @@ import SoundtrackEngine
 /// The contexts people reported for their snapshots: the truth of `soundtrack eval bins`.
 ///
 /// CSV with a header naming `user`, `context` and the time as `timestamp` (Unix seconds) or `at`
-/// (RFC 3339), in any order, other columns ignored: `user,timestamp,at,context`.
+/// (RFC 3339), in any order, other columns ignored: for example `context,user,at`.
 public struct ContextTruth: Sendable {
     /// The context of each (user, second since 1970).
     public var contexts: [Key: String]
