@@ -328,25 +328,9 @@ extension BinEvaluator {
     /// - Throws: ``InputError`` prefixed with the line of the first bad snapshot.
     public static func readSnapshots(_ data: Data, strict: Bool = false) throws(InputError) -> [(line: Int, snapshot: Snapshot)] {
         var out: [(line: Int, snapshot: Snapshot)] = []
-        var failure: InputError?
-        data.withUnsafeBytes { (all: UnsafeRawBufferPointer) in
-            var start = 0, line = 0
-            let n = all.count
-            while start < n, failure == nil {
-                line += 1
-                var end = start
-                while end < n && all[end] != 0x0A { end += 1 }
-                let rec = UnsafeRawBufferPointer(rebasing: all[start..<end])
-                start = end + 1
-                guard rec.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
-                do throws(InputError) {
-                    out.append((line, try Snapshot.decode(bytes: rec, strict: strict)))
-                } catch {
-                    failure = error.at(line: line)
-                }
-            }
+        try JSONLinesRecords.forEach(data) { line, record throws(InputError) in
+            out.append((line, try Snapshot.decode(bytes: record, strict: strict)))
         }
-        if let failure { throw failure }
         return out
     }
 }

@@ -43,46 +43,27 @@ public struct LabelledLog: Sendable {
         var entries: [Entry] = []
         var lastAt: [String: (Timestamp, Int)] = [:]
         var seen: [String: Int] = [:]
-        var line = 0
-        var failure: InputError?
-        data.withUnsafeBytes { (all: UnsafeRawBufferPointer) in
-            var start = 0
-            let n = all.count
-            while start < n, failure == nil {
-                line += 1
-                var end = start
-                while end < n && all[end] != 0x0A { end += 1 }
-                let rec = UnsafeRawBufferPointer(rebasing: all[start..<end])
-                start = end + 1
-                guard rec.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
-                do {
-                    let e = try FeedbackEvent.decode(bytes: rec, strict: strict)
-                    guard e.snapshot != nil else {
-                        throw InputError(path: "snapshot", expected: "an embedded snapshot (eval replays events without the picks they answer)", got: "nothing")
-                    }
-                    if let first = seen[e.id] {
-                        throw InputError(path: "id", expected: "an event id not used before (line \(first) has it)", got: "'\(e.id)'")
-                    }
-                    if let catalog, catalog.row(of: e.track) == nil {
-                        throw InputError(.unknownTrack(e.track, field: "track"))
-                    }
-                    if let (prev, prevLine) = lastAt[e.user], e.at.date < prev.date {
-                        throw InputError(
-                            path: "at",
-                            expected: "a time not before \(prev.rfc3339), the previous event of user \(e.user) on line \(prevLine) (a log is in time order per user)",
-                            got: e.at.rfc3339)
-                    }
-                    seen[e.id] = line
-                    lastAt[e.user] = (e.at, line)
-                    entries.append(Entry(line: line, event: e))
-                } catch let error as InputError {
-                    failure = error.at(line: line)
-                } catch {
-                    failure = InputError(path: "", expected: "a feedback event", got: "\(error)", line: line)
-                }
+        try JSONLinesRecords.forEach(data) { line, rec throws(InputError) in
+            let e = try FeedbackEvent.decode(bytes: rec, strict: strict)
+            guard e.snapshot != nil else {
+                throw InputError(path: "snapshot", expected: "an embedded snapshot (eval replays events without the picks they answer)", got: "nothing")
             }
+            if let first = seen[e.id] {
+                throw InputError(path: "id", expected: "an event id not used before (line \(first) has it)", got: "'\(e.id)'")
+            }
+            if let catalog, catalog.row(of: e.track) == nil {
+                throw InputError(.unknownTrack(e.track, field: "track"))
+            }
+            if let (prev, prevLine) = lastAt[e.user], e.at.date < prev.date {
+                throw InputError(
+                    path: "at",
+                    expected: "a time not before \(prev.rfc3339), the previous event of user \(e.user) on line \(prevLine) (a log is in time order per user)",
+                    got: e.at.rfc3339)
+            }
+            seen[e.id] = line
+            lastAt[e.user] = (e.at, line)
+            entries.append(Entry(line: line, event: e))
         }
-        if let failure { throw failure }
         return LabelledLog(entries: entries)
     }
 }
