@@ -121,6 +121,13 @@ public struct FeatureVocabulary: Sendable, Equatable {
         }
     }
 
+    /// What a slot with a snapshot's `value` means to a person: as ``displayName(slot:)``, but
+    /// `time.weekend` at 0 reads "weekday".
+    public func displayName(slot: Int, value: Float) -> String {
+        slot == Self.weekendSlot && value < 0.5 ? "weekday" : displayName(slot: slot)
+    }
+
+    private static let weekendSlot = FeatureLayout.require("time.weekend")
     private static let firstTagSlot = FeatureLayout.require("tags.t0")
     private static let firstPlaceSlot = FeatureLayout.require("place.p0")
     /// The names of the slots that mean the same for every user, computed once.

@@ -63,24 +63,33 @@ public enum Signal: String, Sendable, Equatable, CaseIterable {
     case rate
 }
 
-extension FeedbackEvent {
-    /// Whether the event counts in the track's favour: `like`, `complete`, or a rating of 4 or 5.
-    public var isLike: Bool {
-        switch signal {
+extension Signal {
+    /// Whether an event of this signal (with its `rating`, for `rate`) counts in the track's
+    /// favour: `like`, `complete`, or a rating of 4 or 5.
+    public func isLike(rating: Int?) -> Bool {
+        switch self {
         case .like, .complete: true
         case .dislike, .skip: false
         case .rate: (rating ?? 0) >= 4
         }
     }
 
-    /// Whether the event counts against the track: `dislike`, `skip`, or a rating of 1 or 2.
-    public var isDislike: Bool {
-        switch signal {
+    /// Whether an event of this signal counts against the track: `dislike`, `skip`, or a rating of 1 or 2.
+    public func isDislike(rating: Int?) -> Bool {
+        switch self {
         case .dislike, .skip: true
         case .like, .complete: false
         case .rate: (rating ?? 3) <= 2
         }
     }
+}
+
+extension FeedbackEvent {
+    /// Whether the event counts in the track's favour (``Signal/isLike(rating:)``).
+    public var isLike: Bool { signal.isLike(rating: rating) }
+
+    /// Whether the event counts against the track (``Signal/isDislike(rating:)``).
+    public var isDislike: Bool { signal.isDislike(rating: rating) }
 }
 
 extension FeedbackEvent {

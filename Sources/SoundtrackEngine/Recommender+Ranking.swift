@@ -184,20 +184,15 @@ extension Recommender {
     /// else like the bin's cold-start prior; the bin's songs left out.
     func soundNeighbours(of bin: Bin, count: Int, index: CatalogIndex) -> [Int] {
         guard index.count > 0, count > 0 else { return [] }
+        let members = Set(bin.songs.compactMap { index.row(of: $0) })
         let liked = bin.songs.filter { Self.evidence($0).n > 0 && Self.evidence($0).sum / Self.evidence($0).n > 3 }
             .compactMap { index.row(of: $0) }
-        let profile: AudioProfile
-        var genres = Set<String>()
-        if !liked.isEmpty {
-            profile = index.profile(ofRows: liked)
-            var counts: [String: Int] = [:]
-            for r in liked { for g in index.genres(ofRow: r) { counts[g, default: 0] += 1 } }
-            genres = Set(counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map(\.key))
-        } else if let prior = priors.contexts.first(where: { $0.name == bin.prior }) ?? priors.contexts.first(where: { $0.name == "default" }) {
+        if liked.isEmpty {
             // A bin without likes sounds like its prior: the prior's nearest tracks are searched once
             // per catalog and shared by every such bin, less the bin's own songs (the same rows as
             // a search that excludes them, as long as the shared list is long enough).
-            let members = Set(bin.songs.compactMap { index.row(of: $0) })
+            guard let prior = priors.contexts.first(where: { $0.name == bin.prior }) ?? priors.contexts.first(where: { $0.name == "default" })
+            else { return [] }
             let spare = SoundCache.spare
             let shared = soundCache.rows(prior: prior.name, index: index) {
                 index.similar(to: prior.profile, genres: Set(prior.genres), k: count + spare, excluding: []).map(\.row)
@@ -206,11 +201,11 @@ extension Recommender {
                 return Array(shared.lazy.filter { !members.contains($0) }.prefix(count))
             }
             return index.similar(to: prior.profile, genres: Set(prior.genres), k: count, excluding: members).map(\.row)
-        } else {
-            return []
         }
-        let members = Set(bin.songs.compactMap { index.row(of: $0) })
-        return index.similar(to: profile, genres: genres, k: count, excluding: members).map(\.row)
+        var counts: [String: Int] = [:]
+        for r in liked { for g in index.genres(ofRow: r) { counts[g, default: 0] += 1 } }
+        let genres = Set(counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map(\.key))
+        return index.similar(to: index.profile(ofRows: liked), genres: genres, k: count, excluding: members).map(\.row)
     }
 
     /// Ranks tracks for a context by the blended score of docs/scoring.md ("Ranking tracks"):

@@ -242,7 +242,7 @@ struct ScoringMatrix: Sendable {
             .prefix(count)
             .map {
                 Explanation(
-                    feature: $0.slot == ExplanationSlots.weekend && x.values[$0.slot] < 0.5 ? "weekday" : vocabulary.displayName(slot: $0.slot),
+                    feature: vocabulary.displayName(slot: $0.slot, value: x.values[$0.slot]),
                     weight: $0.share, similarity: $0.agreement,
                     contribution: $0.share * $0.agreement)
             }
@@ -253,8 +253,6 @@ struct ScoringMatrix: Sendable {
 /// conditions, calendar categories, Bluetooth kinds, activities, audio routes, tags): an
 /// explanation names only the values a snapshot has.
 enum ExplanationSlots {
-    /// `time.weekend`: named "weekday" when the snapshot's value is 0.
-    static let weekend = FeatureLayout.require("time.weekend")
     /// For each slot, the first slot with the same display name (itself for most: the two slots of
     /// the time of day, and of the day of the week, share one row of an explanation). Per-user slots
     /// (tags, learned places) are each their own.

@@ -31,12 +31,7 @@ extension Store {
             while try rows.step() {
                 guard let row = index.row(of: rows.text(1)), let signal = Signal(rawValue: rows.text(2)) else { continue }
                 let rating: Int? = rows.isNull(3) ? nil : rows.int(3)
-                let like: Bool, dislike: Bool
-                switch signal {
-                case .like, .complete: (like, dislike) = (true, false)
-                case .dislike, .skip: (like, dislike) = (false, true)
-                case .rate: (like, dislike) = ((rating ?? 0) >= 4, (rating ?? 3) <= 2)
-                }
+                let like = signal.isLike(rating: rating), dislike = signal.isDislike(rating: rating)
                 let user = rows.text(0)
                 var attributes: [UInt64] = []
                 if !rows.isNull(4), !rows.isNull(5) {

@@ -358,11 +358,8 @@ extension Store {
     /// The session's `avoided` bins from their JSON text.
     /// - Throws: ``StoreError/corruptSession(user:column:)`` when the text is not an array of integers.
     static func decodeInts(_ s: String, user: String) throws(StoreError) -> [Int] {
-        guard case let .array(items)? = try? JSONParser.parse(s) else { throw .corruptSession(user: user, column: "avoided") }
-        return try items.map { v throws(StoreError) in
-            guard case let .number(n) = v, n == n.rounded(), abs(n) < 1e15 else { throw .corruptSession(user: user, column: "avoided") }
-            return Int(n)
-        }
+        guard let ints = intList(s) else { throw .corruptSession(user: user, column: "avoided") }
+        return ints
     }
 
     /// The session's recent tracks from their JSON text.
