@@ -145,9 +145,8 @@ extension Recommender {
     }
 
     /// The tracks a pick ranks: the chosen bin's songs, the user's own liked tracks from any bin,
-    /// the strongest collaborative neighbours, the community's most liked tracks and, when those
-    /// are fewer than half of ``EngineConfig/candidates``, catalog tracks that sound like the bin —
-    /// at most ``EngineConfig/candidates``, the recent picks left out.
+    /// the strongest collaborative neighbours, the community's most liked tracks and catalog
+    /// tracks that sound like the bin — at most ``EngineConfig/candidates``, the recent picks left out.
     public func candidateRows(binIndex: Int, state: inout UserState, index: CatalogIndex, rng: inout SeededGenerator) -> [Int] {
         let limit = config.candidates
         var out: [Int] = []
@@ -169,9 +168,6 @@ extension Recommender {
         let bin = state.bins[binIndex]
         if let cached = state.rankingCache.sound[bin.number], cached.version == state.evidenceVersion {
             for r in cached.rows { add(r) }
-        } else if out.count >= limit / 2 {
-            // Enough candidates from the person and the community: the search over the whole
-            // catalog (the costliest step of a pick) is left out.
         } else {
             let rows = soundNeighbours(of: bin, count: limit / 8, index: index)
             state.rankingCache.sound[bin.number] = (state.evidenceVersion, rows)
