@@ -23,7 +23,10 @@ public enum BenchPopulation {
     ///   - engine: an engine over the store's catalog in memory.
     ///   - templates: how many distinct template users to copy.
     ///   - at: the creation time written for the users.
-    public static func build(store: Store, engine: Recommender, users: Int, bins: Int, seed: UInt64, templates: Int = 8, at: Date) throws {
+    /// - Returns: the mean number of bins a user holds: `bins`, or the engine's bin cap when the
+    ///   contexts were more (the closest merged, as for a real user).
+    @discardableResult
+    public static func build(store: Store, engine: Recommender, users: Int, bins: Int, seed: UInt64, templates: Int = 8, at: Date) throws -> Double {
         let models = (0..<max(1, templates)).map { t in
             PickBenchmark.syntheticUser(engine: engine, user: "template-\(t)", bins: bins, queries: 0, seed: seed &+ UInt64(t)).0
         }
@@ -32,7 +35,8 @@ public enum BenchPopulation {
             let m = models[i % models.count]
             var s = UserState(
                 user: userId(i), bins: m.bins, weights: m.weights, places: m.places, session: SessionState(),
-                recentTracks: [], pickCounter: 0, nextBinNumber: m.nextBinNumber)
+                recentTracks: [], pickCounter: 0, nextBinNumber: m.nextBinNumber,
+                vocabulary: m.vocabulary, mergedInto: m.mergedInto)
             for b in s.bins {
                 s.changes.bins.insert(b.number)
                 s.changes.songs.insert(b.number)
@@ -47,6 +51,7 @@ public enum BenchPopulation {
             }
         }
         try store.commit(writes)
+        return Double(models.map(\.bins.count).reduce(0, +)) / Double(models.count)
     }
 
     /// JSON Lines of `count` snapshots of random users of the population, drawn from the contexts
@@ -65,17 +70,26 @@ public enum BenchPopulation {
     }
 
     /// JSON Lines of `count` feedback events with embedded snapshots, of random users of the
-    /// population, one a second (so in time order for every user), on tracks from `tracks`.
+    /// population, on tracks from `tracks`. Each snapshot keeps its context's weekday and time of
+    /// day (so most events land in a bin of the user, as a real person's recurring contexts do) on
+    /// a later day than the user's previous event (so every user's events are in time order).
     public static func events(count: Int, users: Int, bins: Int, tracks: [String], seed: UInt64) -> [UInt8] {
         var rng = SeededGenerator(seed: seed ^ 0xA5A5)
         var out: [UInt8] = []
         out.reserveCapacity(count * 500)
         let base = DayScenario.firstDay
         let signals: [Signal] = [.like, .skip, .complete, .dislike, .like, .complete]
+        var lastDay = [Int](repeating: -1, count: max(1, users))
         for k in 0..<count {
-            let user = userId(Int(rng.next() % UInt64(max(1, users))))
+            let u = Int(rng.next() % UInt64(max(1, users)))
+            let user = userId(u)
             var s = PickBenchmark.randomSnapshot(user: user, rng: &rng, contextId: Int(rng.next() % UInt64(max(1, bins))))
-            let at = Timestamp(date: base.addingTimeInterval(Double(k)), offsetSeconds: DayScenario.offset)
+            let seconds = Int(s.at.date.timeIntervalSince(base))
+            let (weekday, second) = (seconds / 86_400 % 7, seconds % 86_400)
+            var day = lastDay[u] + 1
+            day += (weekday - day % 7 + 7) % 7
+            lastDay[u] = day
+            let at = Timestamp(date: base.addingTimeInterval(Double(day * 86_400 + second)), offsetSeconds: DayScenario.offset)
             s.at = at
             let e = FeedbackEvent(
                 id: "bev-\(k)", user: user, at: at, track: tracks[Int(rng.next() % UInt64(tracks.count))],

@@ -50,15 +50,19 @@ public enum PickBenchmark {
         return s
     }
 
-    /// A user with `bins` bins made from distinct contexts, each seeded from the catalog and given some
-    /// likes, plus `queries` snapshots drawn from those contexts.
+    /// A user made from `bins` distinct contexts, a bin each, seeded from the catalog and given some
+    /// likes, plus `queries` snapshots drawn from those contexts. Past the engine's bin cap the
+    /// closest bins merge as they would for a real user, so the user holds at most the cap.
     public static func syntheticUser(engine: Recommender, user: String = "bench", bins: Int, queries: Int, seed: UInt64) -> (UserState, [Snapshot]) {
         var state = engine.newUser(user)
         var rng = SeededGenerator(seed: seed)
         for b in 0..<bins {
             let snap = randomSnapshot(user: user, rng: &rng, contextId: b)
             let x = engine.features(of: snap, state: &state)
-            let i = engine.createBin(x, at: snap.at.date, nearest: nil, state: &state, rng: &rng)
+            let i = engine.makeBin(x, at: snap.at.date, nearest: nil, state: &state, rng: &rng)
+            // An established user: each bin has served some snapshots (a bin of one snapshot that
+            // does not recur is folded away after a fortnight).
+            state.bins[i].observations = max(state.bins[i].observations, 8 + Int(rng.next() % 24))
             for s in state.bins[i].songs.indices {
                 state.bins[i].songs[s].likes = Int(rng.next() % 4)
                 state.bins[i].songs[s].dislikes = Int(rng.next() % 2)

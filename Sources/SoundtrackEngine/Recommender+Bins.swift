@@ -40,7 +40,9 @@ extension Recommender {
             var excluded = Set<Int>()
             for id in taken.union(state.recentTracks) { if let r = index.row(of: id) { excluded.insert(r) } }
             let need = want - songs.count
-            var rows = priors.seedTracks(for: matched, index: index, k: need * 3, excluding: excluded)
+            var rows = sharedSearch("seed:" + matched.name, capacity: want * 3, k: need * 3, excluding: excluded, index: index) { k, excluding in
+                priors.seedTracks(for: matched, index: index, k: k, excluding: excluding)
+            }
             // Seeded variety: bins of the same kind should not all start with the same songs.
             rows.shuffle(using: &rng)
             for r in rows.prefix(need) {
@@ -63,7 +65,7 @@ extension Recommender {
     /// Makes a bin for `x` (``createBin(_:at:nearest:seedSongs:state:rng:)``) and, past the user's
     /// cap, merges the closest pair (``mergeClosest(at:state:)``). Returns the index of the bin that
     /// now holds the new one: itself, or the older bin it was merged into.
-    func makeBin(_ x: FeatureVector, at: Date, nearest: RankedBin?, state: inout UserState, rng: inout SeededGenerator) -> Int {
+    public func makeBin(_ x: FeatureVector, at: Date, nearest: RankedBin?, state: inout UserState, rng: inout SeededGenerator) -> Int {
         let i = createBin(x, at: at, nearest: nearest, state: &state, rng: &rng)
         guard state.bins.count > config.cap(for: state) else { return i }
         let number = state.bins[i].number
@@ -166,10 +168,13 @@ extension Recommender {
     func mergeClosest(at: Date, state: inout UserState) {
         while state.bins.count > max(1, config.cap(for: state)) {
             var best: (i: Int, j: Int, cost: Float)?
-            for i in state.bins.indices {
-                for j in (i + 1)..<state.bins.count {
-                    let c = mergeCost(state.bins[i], state.bins[j], weights: state.weights)
-                    if best == nil || c < best!.cost { best = (i, j, c) }
+            let weights = state.weights
+            state.bins.withUnsafeBufferPointer { bins in
+                for i in bins.indices {
+                    for j in (i + 1)..<bins.count {
+                        let c = mergeCost(bins[i], bins[j], weights: weights)
+                        if best == nil || c < best!.cost { best = (i, j, c) }
+                    }
                 }
             }
             guard let best else { return }

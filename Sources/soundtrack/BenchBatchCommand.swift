@@ -22,11 +22,11 @@ struct BenchSetup {
         service = try opts.open(durable: false)
         engine = service.engine.with(catalog: IndexCatalog(CatalogIndex(tracks: try service.store.allTracks())))
         let t0 = DispatchTime.now().uptimeNanoseconds
-        try BenchPopulation.build(store: service.store, engine: engine, users: users, bins: bins, seed: store.seed, at: Date())
+        let held = try BenchPopulation.build(store: service.store, engine: engine, users: users, bins: bins, seed: store.seed, at: Date())
         try service.store.checkpoint()
         let t = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
         let size = (try? FileManager.default.attributesOfItem(atPath: base)[.size] as? Int) ?? 0
-        print(String(format: "population: %d users × %d bins built in %.1f s (database %.0f MB)", users, bins, t, Double(size) / 1e6))
+        print(String(format: "population: %d users × %d contexts (%.1f bins each after the engine's cap) built in %.1f s (database %.0f MB)", users, bins, held, t, Double(size) / 1e6))
     }
 
     /// A fresh copy of the population's database, flushed to the disk before it is returned: the
