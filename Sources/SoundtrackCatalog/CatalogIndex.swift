@@ -59,6 +59,8 @@ public final class CatalogIndex: Sendable {
     private let matrix: [Float]
     /// Rows without any audio feature (scored as ``featurelessSimilarity``).
     private let featureless: [Int]
+    /// Whether each row is in ``featureless``.
+    private let isFeatureless: [Bool]
     /// `w · var` of each dimension over the catalog.
     private let spread: SIMD8<Float>
     private let genreNames: [String]
@@ -110,6 +112,9 @@ public final class CatalogIndex: Sendable {
         }
         self.matrix = matrix
         self.featureless = featureless
+        var isFeatureless = [Bool](repeating: false, count: n)
+        for r in featureless { isFeatureless[r] = true }
+        self.isFeatureless = isFeatureless
 
         var names: [String] = [], ids: [String: Int32] = [:], postings: [[Int32]] = []
         var rowGenres: [[Int32]] = []
@@ -225,6 +230,64 @@ public final class CatalogIndex: Sendable {
         }
         return search(profile, genreIDs: known, querySize: normalised.count, k: k, excluding: excluding,
                       popularityWeight: popularityWeight)
+    }
+
+    /// The `k` tracks of `candidates` most similar to a profile and a set of genres, best first:
+    /// the scores of ``similar(to:genres:k:excluding:popularityWeight:)`` (without popularity),
+    /// computed for those rows only.
+    /// - Parameters:
+    ///   - candidates: catalog rows, in any order; duplicates and rows outside the catalog are ignored.
+    ///   - excluding: rows to leave out.
+    /// - Returns: rows and scores, best first; equal scores in row order.
+    public func similar(
+        to profile: AudioProfile, genres: Set<String> = [], k: Int, among candidates: [Int], excluding: Set<Int> = []
+    ) -> [(row: Int, score: Float)] {
+        let n = count
+        var rows = candidates.filter { $0 >= 0 && $0 < n && !excluding.contains($0) }
+        rows.sort()
+        rows = rows.enumerated().compactMap { $0.offset > 0 && rows[$0.offset - 1] == $0.element ? nil : $0.element }
+        guard k > 0, !rows.isEmpty else { return [] }
+        var query = Set<Int32>()
+        var normalised = Set<String>()
+        for g in genres {
+            let key = Self.normalise(g)
+            guard !key.isEmpty, normalised.insert(key).inserted else { continue }
+            if let id = genreIDs[key] { query.insert(id) }
+        }
+        var scores = [Float](repeating: 0, count: rows.count)
+        if !profile.isEmpty {
+            // The terms of the full-catalog search's matrix product, from each row's own profile
+            // (one cache line a row instead of 17 strided reads).
+            let m = profile.mask
+            let root = Self.dimensionWeights.squareRoot()
+            let za = root * (profile.values - mean) * m
+            let base = (za * za).sum()
+            let gain = 4 / max(2 * (spread * m).sum(), 1e-6)
+            let full = profile.presentCount == AudioProfile.dimension
+            for (i, r) in rows.enumerated() {
+                if isFeatureless[r] {
+                    scores[i] = Self.featurelessSimilarity
+                    continue
+                }
+                let p = profiles[r]
+                let z = root * (p.values - mean) * p.mask
+                let z2 = z * z
+                let dot = full ? (2 * za * z).sum() - z2.sum() : (2 * za * z - m * z2).sum()
+                scores[i] = 1 / (1 + gain * max(base - dot, 0))
+            }
+        }
+        if !query.isEmpty {
+            let q = Float(normalised.count)
+            for (i, r) in rows.enumerated() {
+                let own = rowGenres[r]
+                let c = Float(own.reduce(0) { $0 + (query.contains($1) ? 1 : 0) })
+                guard c > 0 else { continue }
+                scores[i] += Self.genreWeight * c / (q + Float(own.count) - c)
+            }
+        }
+        var top = TopK(k: min(k, rows.count))
+        for (i, r) in rows.enumerated() where scores[i] > top.floor { top.insert(row: r, score: scores[i]) }
+        return top.sorted()
     }
 
     /// The `k` most popular tracks, most popular first (ties in row order).

@@ -62,17 +62,17 @@ public enum BinLabeler {
 
     /// The values the bin mostly has, most distinctive first.
     static func valueParts(binIndex: Int, bins: [Bin], vocabulary: FeatureVocabulary) -> [String] {
-        let bin = bins[binIndex]
+        let observed = bins[binIndex].observed, centroid = bins[binIndex].centroid
         var candidates: [(text: String, contrast: Float, slot: Int)] = []
         var seen = Set<String>()
-        for i in Slots.labelled where bin.observed[i] >= 0.5 && bin.centroid[i] >= 0.6 {
+        for i in Slots.labelled where observed[i] >= 0.5 && centroid[i] >= 0.6 {
             guard let text = text(slot: i, vocabulary: vocabulary), seen.insert(text).inserted else { continue }
             var other: Float = 0, n: Float = 0
-            for (k, b) in bins.enumerated() where k != binIndex && b.observed[i] >= 0.5 {
-                other += b.centroid[i]
+            for k in bins.indices where k != binIndex && bins[k].observed[i] >= 0.5 {
+                other += bins[k].centroid[i]
                 n += 1
             }
-            let contrast = bin.centroid[i] - (n > 0 ? other / n : 0)
+            let contrast = centroid[i] - (n > 0 ? other / n : 0)
             candidates.append((text, contrast, i))
         }
         candidates.sort { ($0.contrast, $1.slot) > ($1.contrast, $0.slot) }
@@ -81,6 +81,19 @@ public enum BinLabeler {
 
     /// How a label names a value slot, or `nil` for a value not worth naming (still, unknown, other).
     static func text(slot i: Int, vocabulary: FeatureVocabulary) -> String? {
+        switch FeatureLayout.slots[i].group {
+        case .learnedPlace:
+            let n = vocabulary.displayName(slot: i)
+            return n.hasPrefix("place: ") ? String(n.dropFirst(7)) : n
+        case .tags:
+            guard let t = vocabulary.tag(at: i - Slots.tags) else { return nil }
+            return "\(t.key) \(t.value)"
+        default: return Slots.fixedText[i]
+        }
+    }
+
+    /// How a label names a slot of the fixed layout (not a person's place or tag), from its name.
+    static func fixedText(slot i: Int) -> String? {
         let name = FeatureLayout.slots[i].name
         let leaf = String(name.split(separator: ".", maxSplits: 1).last ?? "")
         switch FeatureLayout.slots[i].group {
@@ -91,9 +104,6 @@ public enum BinLabeler {
             default: return leaf
             }
         case .place: return leaf == "other" ? nil : leaf
-        case .learnedPlace:
-            let n = vocabulary.displayName(slot: i)
-            return n.hasPrefix("place: ") ? String(n.dropFirst(7)) : n
         case .bluetooth: return leaf == "other" ? nil : leaf == "car" ? "car" : leaf
         case .audio: return leaf == "other" ? nil : leaf
         case .calendar: return leaf == "other" ? nil : leaf
@@ -104,9 +114,6 @@ public enum BinLabeler {
             case "cond_murky": return "misty"
             default: return nil
             }
-        case .tags:
-            guard let t = vocabulary.tag(at: i - Slots.tags) else { return nil }
-            return "\(t.key) \(t.value)"
         default: return nil
         }
     }
@@ -119,5 +126,7 @@ public enum BinLabeler {
         static let tags = FeatureLayout.require("tags.t0")
         /// The slots a label may name, in layout order.
         static let labelled: [Int] = FeatureLayout.slots.indices.filter { ExplanationSlots.categorical[$0] }
+        /// ``fixedText(slot:)`` of every slot, computed once (labels are made at every merge and feedback).
+        static let fixedText: [String?] = FeatureLayout.slots.indices.map { BinLabeler.fixedText(slot: $0) }
     }
 }

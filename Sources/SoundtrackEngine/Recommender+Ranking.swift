@@ -27,17 +27,32 @@ struct RankingCache: Sendable {
     var knnOrder: [Int] = []
     /// The user's liked rows, best rated first (candidates).
     var likedOrder: [Int] = []
-    /// Catalog rows that sound like each bin, by bin number (candidates), with the evidence version
-    /// they were found for.
-    var sound: [Int: (version: UInt64, rows: [Int])] = [:]
+    /// Catalog rows that sound like each bin, by bin number (candidates), with the bin's
+    /// ``Bin/evidenceSignature`` they were found for (other bins' feedback leaves them valid).
+    var sound: [Int: (signature: UInt64, rows: [Int])] = [:]
     /// The community's most liked rows (candidates).
     var popular: [Int] = []
     /// Each bin's songs with evidence, by bin number: catalog row, sum and count of ratings (the
     /// context-weighted own signal reads them every pick).
     var binEvidence: [Int: [(row: Int, sum: Float, n: Float)]] = [:]
-    /// The audio profile each bin's ranking matches, by bin number, with the evidence version and
-    /// song count it was computed for.
-    var binProfile: [Int: (version: UInt64, songs: Int, profile: AudioProfile)] = [:]
+    /// The audio profile each bin's ranking matches, by bin number, with the bin's
+    /// ``Bin/evidenceSignature`` it was computed for.
+    var binProfile: [Int: (signature: UInt64, profile: AudioProfile)] = [:]
+}
+
+extension Bin {
+    /// A fingerprint of the bin's songs and their evidence (track, likes, dislikes, rating, in
+    /// order): what the bin's sound neighbours and profile are computed from, so they are kept
+    /// while it is the same, whatever happens to the user's other bins.
+    var evidenceSignature: UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        @inline(__always) func mix(_ v: UInt64) { h = (h ^ v) &* 0x0000_0100_0000_01b3 }
+        for s in songs {
+            mix(s.key.value)
+            mix(UInt64(truncatingIfNeeded: s.likes) &<< 42 ^ UInt64(truncatingIfNeeded: s.dislikes) &<< 21 ^ UInt64(truncatingIfNeeded: s.rating))
+        }
+        return h ^ UInt64(songs.count)
+    }
 }
 
 extension CatalogIndex {
@@ -166,18 +181,20 @@ extension Recommender {
         for r in state.rankingCache.knnOrder { add(r) }
         for r in state.rankingCache.popular { add(r) }
         let bin = state.bins[binIndex]
-        if let cached = state.rankingCache.sound[bin.number], cached.version == state.evidenceVersion {
+        let signature = bin.evidenceSignature
+        if let cached = state.rankingCache.sound[bin.number], cached.signature == signature {
             for r in cached.rows { add(r) }
         } else {
             let rows = soundNeighbours(of: bin, count: limit / 8, index: index)
-            state.rankingCache.sound[bin.number] = (state.evidenceVersion, rows)
+            state.rankingCache.sound[bin.number] = (signature, rows)
             for r in rows { add(r) }
         }
         return out
     }
 
-    /// Catalog rows that sound like a bin's liked songs (their mean audio profile and top genres),
-    /// else like the bin's cold-start prior; the bin's songs left out.
+    /// Catalog rows that sound like a bin's liked songs: among the ``SoundCache/trackNeighbours``
+    /// nearest tracks of each liked song, those nearest their mean audio profile and top genres;
+    /// else the tracks that sound like the bin's cold-start prior. The bin's songs are left out.
     func soundNeighbours(of bin: Bin, count: Int, index: CatalogIndex) -> [Int] {
         guard index.count > 0, count > 0 else { return [] }
         let members = Set(bin.songs.compactMap { index.row(of: $0) })
@@ -189,19 +206,41 @@ extension Recommender {
             // a search that excludes them, as long as the shared list is long enough).
             guard let prior = priors.contexts.first(where: { $0.name == bin.prior }) ?? priors.contexts.first(where: { $0.name == "default" })
             else { return [] }
-            let spare = SoundCache.spare
-            let shared = soundCache.rows(prior: prior.name, index: index) {
-                index.similar(to: prior.profile, genres: Set(prior.genres), k: count + spare, excluding: []).map(\.row)
+            return sharedSearch("sound:" + prior.name, capacity: count, k: count, excluding: members, index: index) { k, excluding in
+                index.similar(to: prior.profile, genres: Set(prior.genres), k: k, excluding: excluding).map(\.row)
             }
-            if shared.count == min(count + spare, index.count), members.count <= spare {
-                return Array(shared.lazy.filter { !members.contains($0) }.prefix(count))
-            }
-            return index.similar(to: prior.profile, genres: Set(prior.genres), k: count, excluding: members).map(\.row)
         }
         var counts: [String: Int] = [:]
         for r in liked { for g in index.genres(ofRow: r) { counts[g, default: 0] += 1 } }
         let genres = Set(counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map(\.key))
-        return index.similar(to: index.profile(ofRows: liked), genres: genres, k: count, excluding: members).map(\.row)
+        // Candidates: the nearest tracks of each liked song (searched once per track and catalog,
+        // shared by every bin and person who likes it), ranked by the bin's sound and genres.
+        // A bin of many likes takes fewer of each song's (best first), about 256 in all.
+        let each = max(8, min(SoundCache.trackNeighbours, 256 / liked.count))
+        var pool: [Int] = []
+        for r in liked {
+            pool += soundCache.neighbours(ofRow: r, index: index) { index.similar(toTrack: r, k: SoundCache.trackNeighbours).map(\.row) }
+                .prefix(each)
+        }
+        return index.similar(to: index.profile(ofRows: liked), genres: genres, k: count, among: pool, excluding: members).map(\.row)
+    }
+
+    /// The first `k` rows of `search(k, excluding)`, a search over the whole catalog that is the
+    /// same for every caller with this `key` (a cold-start prior's sound): the search runs once per
+    /// catalog index for `capacity` rows and ``SoundCache/spare`` more, and each caller's
+    /// exclusions are filtered out of that shared list. The rows are those of the search itself
+    /// whenever `k ≤ capacity` and at most `spare` rows are excluded (results are in score order,
+    /// ties by row); otherwise the search runs for this caller alone.
+    func sharedSearch(
+        _ key: String, capacity: Int, k: Int, excluding: Set<Int>, index: CatalogIndex,
+        search: (_ k: Int, _ excluding: Set<Int>) -> [Int]
+    ) -> [Int] {
+        let spare = SoundCache.spare
+        let shared = soundCache.rows(key: key, index: index) { search(capacity + spare, []) }
+        if k <= capacity, excluding.count <= spare, shared.count == min(capacity + spare, index.count) {
+            return Array(shared.lazy.filter { !excluding.contains($0) }.prefix(k))
+        }
+        return search(k, excluding)
     }
 
     /// Ranks tracks for a context by the blended score of docs/scoring.md ("Ranking tracks"):
@@ -253,13 +292,14 @@ extension Recommender {
         var profile = AudioProfile()
         if let binIndex {
             let bin = state.bins[binIndex]
-            if let p = cache.binProfile[bin.number], p.version == state.evidenceVersion, p.songs == bin.songs.count {
+            let signature = bin.evidenceSignature
+            if let p = cache.binProfile[bin.number], p.signature == signature {
                 profile = p.profile
             } else {
                 let likedRows = bin.songs.filter { Self.evidence($0).n > 0 && Self.evidence($0).sum / Self.evidence($0).n > 3 }
                     .compactMap { index.row(of: $0) }
                 profile = index.profile(ofRows: likedRows.isEmpty ? bin.songs.compactMap { index.row(of: $0) } : likedRows)
-                state.rankingCache.binProfile[bin.number] = (state.evidenceVersion, bin.songs.count, profile)
+                state.rankingCache.binProfile[bin.number] = (signature, profile)
             }
         }
         // Context attributes only matter when there is a community to count them in.
@@ -343,22 +383,39 @@ extension Recommender {
     }
 }
 
-/// The catalog tracks nearest each cold-start prior, by prior name, for the catalog index they
-/// were found in: every bin without likes ranks its prior's sound, and the search over the whole
-/// catalog is the same for all of them.
+/// The catalog tracks nearest each cold-start prior, by a key naming the prior and the search
+/// (its sound for ranking, its seed tracks for new bins), for the catalog index they were found
+/// in: every bin without likes ranks its prior's sound and every new bin is seeded from its
+/// prior, and the search over the whole catalog is the same for all of them
+/// (``Recommender/sharedSearch(_:capacity:k:excluding:index:search:)``).
 final class SoundCache: Sendable {
     /// How many rows more than asked are kept, so that a bin's own songs can be left out.
     static let spare = 64
+    /// How many nearest tracks of each liked track are kept (``neighbours(ofRow:index:search:)``).
+    static let trackNeighbours = 32
     private let entries = Mutex<(index: ObjectIdentifier?, rows: [String: [Int]])>((nil, [:]))
+    private let tracks = Mutex<(index: ObjectIdentifier?, rows: [Int: [Int]])>((nil, [:]))
 
-    /// The rows of `prior` in `index`, computed by `search` when not known yet.
-    func rows(prior: String, index: CatalogIndex, search: () -> [Int]) -> [Int] {
+    /// The nearest tracks of catalog row `row` in `index`, computed by `search` when not known yet.
+    func neighbours(ofRow row: Int, index: CatalogIndex, search: () -> [Int]) -> [Int] {
         let id = ObjectIdentifier(index)
-        if let known = entries.withLock({ $0.index == id ? $0.rows[prior] : nil }) { return known }
+        if let known = tracks.withLock({ $0.index == id ? $0.rows[row] : nil }) { return known }
+        let rows = search()
+        tracks.withLock {
+            if $0.index != id { $0 = (id, [:]) }
+            $0.rows[row] = rows
+        }
+        return rows
+    }
+
+    /// The rows known under `key` for `index`, computed by `search` when not known yet.
+    func rows(key: String, index: CatalogIndex, search: () -> [Int]) -> [Int] {
+        let id = ObjectIdentifier(index)
+        if let known = entries.withLock({ $0.index == id ? $0.rows[key] : nil }) { return known }
         let rows = search()
         entries.withLock {
             if $0.index != id { $0 = (id, [:]) }
-            $0.rows[prior] = rows
+            $0.rows[key] = rows
         }
         return rows
     }
