@@ -161,6 +161,31 @@ struct ReplayTests {
         #expect(a == b)
     }
 
+    @Test("A second replay on the same database while the first runs is refused at once with a clear message, exit 1; the first completes")
+    func twoReplays() throws {
+        let n = 6000
+        let (dir, db) = try Logs.database(users: users)
+        let log = dir.appendingPathComponent("log.jsonl")
+        try Logs.write(try CrashTests.multiUserLog(n, users: users), log)
+        let first = try CLI.start(["replay", "--db", db, "--block-bytes", "8000", log.path])
+        let deadline = Date().addingTimeInterval(120)
+        while ((try? Self.count(db)) ?? 0) < 100 && Date() < deadline { usleep(2_000) }
+        let second = try CLI.run(["replay", "--db", db, "--block-bytes", "8000", log.path])
+        let out = first.out.fileHandleForReading.readDataToEndOfFile()
+        let err = String(decoding: first.err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        first.process.waitUntilExit()
+        _ = out
+        #expect(first.process.terminationStatus == 0, "\(err)")
+        #expect(err.contains("\(n) records: \(n) applied"), "\(err)")
+        #expect(second.status == 1, "\(second.stderr)")
+        #expect(second.stderr.contains("another replay or batch is writing this database (\(db)): replay (process \(first.process.processIdentifier))"), "\(second.stderr)")
+        #expect(!second.stderr.lowercased().contains("constraint"), "\(second.stderr)")
+        // The lock went with the first process: a third run replays nothing new and exits 0.
+        let third = try CLI.run(["replay", "--db", db, log.path])
+        #expect(third.status == 0, "\(third.stderr)")
+        #expect(third.stderr.contains("0 applied, \(n) duplicates skipped"), "\(third.stderr)")
+    }
+
     /// The committed feedback rows, read without migrating or writing (a read-only connection).
     static func count(_ db: String) throws -> Int {
         var config = Configuration()

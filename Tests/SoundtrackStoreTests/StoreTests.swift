@@ -9,6 +9,25 @@ import Testing
 
 @Suite("SQLite store")
 struct StoreTests {
+    @Test("The writer lock admits one holder per database file, says who holds it, and is free again once released")
+    func writerLock() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("st-lock-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = dir.appendingPathComponent("s.sqlite").path
+        let first = try WriterLock(databasePath: db, holder: "replay")
+        #expect(throws: WriterLockError.held(database: db, holder: "replay (process \(getpid()))")) {
+            try WriterLock(databasePath: db, holder: "batch")
+        }
+        // Another database file is another lock.
+        let other = try WriterLock(databasePath: dir.appendingPathComponent("t.sqlite").path, holder: "batch")
+        other.release()
+        first.release()
+        let again = try WriterLock(databasePath: db, holder: "batch")
+        again.release()
+        #expect(WriterLockError.held(database: db, holder: "replay (process 1)").description.hasPrefix("another replay or batch is writing this database"))
+    }
+
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let tracks: [Track] = try! CatalogReader().read(contentsOf: root.appendingPathComponent("datasets/catalog-small.csv")).tracks
 

@@ -178,13 +178,17 @@ public final class BatchRunner: Sendable {
     ///   - reject: receives each bad line, in line order; called on the output thread.
     ///   - progress: called after each block is picked, on the calling thread.
     /// - Returns: the summary.
-    /// - Throws: errors of `read`, `write`, `reject` or the database (a runtime failure).
+    /// - Throws: errors of `read`, `write`, `reject` or the database (a runtime failure);
+    ///   ``WriterLockError/held(database:holder:)`` at once, when learning, if another replay or
+    ///   learning batch writes the same database file.
     public func run(
         read: @escaping LineBlocks.Read,
         write: @escaping ([UnsafeRawBufferPointer]) throws -> Void,
         reject: @escaping (LineError) throws -> Void,
         progress: (BatchProgress) -> Void = { _ in }
     ) throws -> BatchSummary {
+        let lock = try options.learn ? store.path.map { try WriterLock(databasePath: $0, holder: "batch") } : nil
+        defer { lock?.release() }
         let run = RunState(workers: max(1, options.workers))
         keep(run.workers)
         let reader = BlockReader(blockBytes: options.blockBytes, read: read)

@@ -166,7 +166,9 @@ public final class ReplayRunner: Sendable {
     ///   - read: reads input into a buffer, returning how many bytes it read (0 at the end).
     ///   - reject: receives each rejected line, in line order.
     ///   - progress: called after each committed block.
-    /// - Throws: errors of `read` or `reject`, or of the database (the blocks before are committed).
+    /// - Throws: errors of `read` or `reject`, or of the database (the blocks before are committed);
+    ///   ``WriterLockError/held(database:holder:)`` at once when another replay or learning batch
+    ///   writes the same database file.
     public func run(
         read: @escaping LineBlocks.Read,
         reject: (LineError) throws -> Void,
@@ -181,6 +183,9 @@ public final class ReplayRunner: Sendable {
     /// checkpoints on a thread of their own instead of inside commits (``LogCheckpoints``). The
     /// commits themselves never checkpoint (an in-memory database has no write-ahead log at all).
     private func withCheckpoints<T>(_ body: (LogCheckpoints?) throws -> T) throws -> T {
+        // One replay or learning batch at a time per database file (released at the end, or by the OS).
+        let lock = try store.path.map { try WriterLock(databasePath: $0, holder: "replay") }
+        defer { lock?.release() }
         let checkpointer = try store.path.map { _ in try WALCheckpointer(store: store) }
         return try store.withLargeCache(cacheMiB: options.cacheMiB, checkpointPages: 0) {
             try body(checkpointer.map { LogCheckpoints(checkpointer: $0, limitPages: options.checkpointPages) })
