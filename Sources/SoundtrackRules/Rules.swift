@@ -39,12 +39,14 @@ public enum FeedbackVerdict: Sendable, Equatable {
 ///    (nothing else is checked, nothing changes); another user's rejects it (``RuleError/eventIdTaken(_:)``).
 ///    An event that was rejected leaves no trace: a later event with its id is judged on its own.
 /// 2. **User.** An unknown user rejects it (``RuleError/unknownUser(_:)``).
-/// 3. **Time.** An event earlier than the user's previous applied event (equal times pass) is
+/// 3. **Track.** A track not in the catalog rejects it (``RuleError/unknownTrack(_:field:)``).
+///    Checked before the rules that depend on what the user did before, so that a log replayed
+///    again rejects such a line for the same reason (by then the user's later events are applied).
+/// 4. **Time.** An event earlier than the user's previous applied event (equal times pass) is
 ///    rejected (``RuleError/outOfOrder(at:previous:)``): a user's events apply in time order.
-/// 4. **Context.** A `pick_id` naming another user's pick rejects it; without a snapshot, so does a
+/// 5. **Context.** A `pick_id` naming another user's pick rejects it; without a snapshot, so does a
 ///    `pick_id` naming no pick or a pick whose bin no longer exists (with a snapshot, the snapshot is
 ///    the context then).
-/// 5. **Track.** A track not in the catalog rejects it (``RuleError/unknownTrack(_:field:)``).
 /// 6. **Apply.** The engine applies it; its row gets the user's next `applied_seq`, and keeps the
 ///    event's snapshot only when the user keeps raw snapshots.
 public struct Rules: Sendable {
@@ -115,12 +117,12 @@ public struct Rules: Sendable {
     ) throws -> FeedbackVerdict {
         if try Self.isDuplicate(event, appliedBy: owner) { return .duplicate }
         precondition(event.user == user.state.user, "an event of another user")
+        guard engine.catalog.track(id: event.track) != nil else { throw RuleError.unknownTrack(event.track, field: "track") }
         let at = event.at.date.timeIntervalSince1970
         if let last = user.lastEventAt, at < last {
             throw RuleError.outOfOrder(at: event.at, previous: Date(timeIntervalSince1970: last))
         }
         let record = try context(of: event, state: user.state, pick: pick)
-        guard engine.catalog.track(id: event.track) != nil else { throw RuleError.unknownTrack(event.track, field: "track") }
         let outcome = try engine.feedback(event, pick: record, state: &user.state)
         user.feedbackSeq += 1
         user.lastEventAt = at

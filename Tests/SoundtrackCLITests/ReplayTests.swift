@@ -90,6 +90,23 @@ struct ReplayTests {
         #expect(try CrashTests.dump(db) == once)
     }
 
+    @Test("A line with an unknown track, early in its user's events, is rejected for its track on every run")
+    func sameReasonOnEveryRun() throws {
+        let (dir, db) = try Logs.database(users: users)
+        var lines = try CrashTests.multiUserLog(30, users: ["u-1"])
+        lines[12] = lines[12].replacing(#/"track":"[^"]*"/#, with: #""track":"spotify:track:nope""#)
+        let log = dir.appendingPathComponent("log.jsonl")
+        try Logs.write(lines, log)
+        for run in 1...2 {
+            let errors = dir.appendingPathComponent("errors-\(run).jsonl")
+            let r = try CLI.run(["replay", "--db", db, log.path, "--errors", errors.path])
+            #expect(r.status == 2, "run \(run): \(r.stderr)")
+            let report = Logs.jsonLines(try String(contentsOf: errors, encoding: .utf8))
+            #expect(report.map { $0["line"] } == [.number(13)], "run \(run)")
+            #expect(report.map { $0["field"] } == [.string("track")], "run \(run): \(r.stderr)")
+        }
+    }
+
     @Test("Replay gives the state of `feedback` applying the same events one by one")
     func sameAsFeedback() throws {
         let (dir, db) = try Logs.database(users: users)

@@ -80,11 +80,15 @@ struct RulesTests {
         }
     }
 
-    @Test("Rule 3: an event earlier than the user's previous one is out of order; the same time is not")
+    @Test("Rule 4: an event earlier than the user's previous one is out of order; the same time is not; an unknown track is named first")
     func timeOrder() throws {
         var u = Self.user()
         _ = try Self.rules.stageFeedback(Self.event("e1", minute: 10), appliedBy: nil, user: &u, pick: Self.noPicks)
         let state = u.state.bins
+        // Rejected for its track whether or not later events were applied: the same reason on every run.
+        #expect(throws: RuleError.unknownTrack("nope", field: "track")) {
+            try Self.rules.stageFeedback(Self.event("e0", minute: 9, track: "nope"), appliedBy: nil, user: &u, pick: Self.noPicks)
+        }
         #expect(throws: RuleError.outOfOrder(at: Self.at(9), previous: Self.at(10).date)) {
             try Self.rules.stageFeedback(Self.event("e2", minute: 9), appliedBy: nil, user: &u, pick: Self.noPicks)
         }
@@ -93,15 +97,15 @@ struct RulesTests {
         #expect(RuleError.outOfOrder(at: Self.at(9), previous: Self.at(10).date).description.contains("previous event (2026-03-14T07:10:00+01:00)"))
     }
 
-    @Test("Rules 4 and 5: the pick the event names, then the track")
+    @Test("Rules 3 and 5: the track, then the pick the event names")
     func trackAndPick() throws {
         var u = Self.user(), other = Self.user("u-2")
         let pick = Self.rules.stagePick(Self.snapshot("u-1", 5), state: &u.state).row.record
         let theirs = Self.rules.stagePick(Self.snapshot("u-2", 5), state: &other.state).row.record
         let picks = [pick.pickId: pick, theirs.pickId: theirs]
         let lookup: (String) throws -> PickRecord? = { picks[$0] }
-        // The pick first: an unknown pick and an unknown track name the pick.
-        #expect(throws: RuleError.unknownPick("p-nope", user: "u-1")) {
+        // The track first (it does not depend on the user's past): an unknown pick and an unknown track name the track.
+        #expect(throws: RuleError.unknownTrack("nope", field: "track")) {
             try Self.rules.stageFeedback(Self.event("e1", minute: 6, track: "nope", pick: "p-nope", snapshot: false), appliedBy: nil, user: &u, pick: lookup)
         }
         #expect(throws: RuleError.unknownTrack("nope", field: "track")) {

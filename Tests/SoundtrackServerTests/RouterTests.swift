@@ -141,9 +141,13 @@ import SoundtrackServer
             #expect(r.status == .badRequest)
             r = try await client.send(.post, "/v1/feedback", key: key, body: #"{"id": "e1", "user": "u-1", "at": "2026-03-14T07:45:02+01:00", "track": "x", "signal": "meh"}"#)
             #expect(r.errorField == "signal")
-            r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "e1", user: "u-1", track: "t", pickId: "p-nope"))
+            r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "e1", user: "u-1", track: try f.track, pickId: "p-nope"))
             #expect(r.status == .badRequest)
             #expect(r.errorField == "pick_id")
+            // An unknown track is named before the pick (it does not depend on the user's past).
+            r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "e1", user: "u-1", track: "t", pickId: "p-nope"))
+            #expect(r.status == .badRequest)
+            #expect(r.errorField == "track")
             r = try await client.send(.post, "/v1/feedback", key: key, body: "[]")
             #expect(r.status == .badRequest)
             // One event is read by the fast decoder: malformed JSON and a bad nested field still name the place.
