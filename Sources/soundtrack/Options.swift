@@ -62,10 +62,7 @@ struct StoreOptions: ParsableArguments {
         let modelsDir = try models ?? configuration().modelsDir
         var m = try modelsDir.map { try Models.load(directory: URL(fileURLWithPath: $0)) } ?? Models.bundled()
         if let explore { m.config.exploration = explore }
-        let exe = URL(fileURLWithPath: CommandLine.arguments[0])
-        let exeURL = exe.path.contains("/") ? exe : nil
-        let candidates = Bootstrap.catalogCandidates(
-            executable: exeURL ?? Bundle.main.executableURL, workingDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+        let candidates = bundledCatalogCandidates()
         let level = logLevel
         LoggingSystem.bootstrapOnce { label in
             var h = LazyMetadataLogHandler(StreamLogHandler.standardError(label: label))
@@ -76,8 +73,8 @@ struct StoreOptions: ParsableArguments {
         let (service, imported) = try Bootstrap.open(
             path: path, models: m, seed: seed, catalogCandidates: loadBundledCatalog ? candidates : nil, durable: durable,
             community: community, logger: Logger(label: "soundtrack"))
-        if let (url, report) = imported {
-            stderr("created \(path): loaded \(report.accepted) tracks from \(url.path)\(report.rejectedCount > 0 ? " (\(report.rejectedCount) rows rejected)" : "")")
+        if let (source, report) = imported {
+            stderr("created \(path): loaded \(report.accepted) tracks from \(source)\(report.rejectedCount > 0 ? " (\(report.rejectedCount) rows rejected)" : "")")
         }
         return service
     }
@@ -90,6 +87,10 @@ func stderr(_ s: String) {
 /// Reads a whole input: a file path, or `-` for standard input.
 func readInput(_ path: String) throws -> Data {
     if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+    var directory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: path, isDirectory: &directory), directory.boolValue {
+        throw InputError(path: "", expected: "a readable file", got: "'\(path)' (a directory)")
+    }
     guard let d = FileManager.default.contents(atPath: path) else {
         throw InputError(path: "", expected: "a readable file", got: "'\(path)' (not found or unreadable)")
     }

@@ -6,10 +6,14 @@ import SoundtrackContext
 final class ChunkReader: @unchecked Sendable {
     let fd: Int32
     let size: Int?
+    /// The path given, for messages (`-` for standard input).
+    let path: String
     private let owned: Bool
 
     /// Opens a file, or standard input for `-`.
+    /// - Throws: ``InputError`` (exit status 2) for a path that is missing, unreadable or a directory.
     init(_ path: String) throws {
+        self.path = path
         if path == "-" {
             fd = 0
             owned = false
@@ -19,10 +23,15 @@ final class ChunkReader: @unchecked Sendable {
             guard f >= 0 else {
                 throw InputError(path: "", expected: "a readable file", got: "'\(path)' (not found or unreadable)")
             }
+            var st = stat()
+            let known = fstat(f, &st) == 0
+            if known, st.st_mode & S_IFMT == S_IFDIR {
+                close(f)
+                throw InputError(path: "", expected: "a readable file", got: "'\(path)' (a directory)")
+            }
             fd = f
             owned = true
-            var st = stat()
-            size = fstat(f, &st) == 0 ? Int(st.st_size) : nil
+            size = known ? Int(st.st_size) : nil
         }
     }
 
@@ -34,7 +43,7 @@ final class ChunkReader: @unchecked Sendable {
             let n = Foundation.read(fd, buffer.baseAddress!, buffer.count)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw CLIError("read failed: \(String(cString: strerror(errno)))")
+                throw CLIError("cannot read \(path == "-" ? "standard input" : path): \(String(cString: strerror(errno)))")
             }
             return n
         }

@@ -101,6 +101,16 @@ struct BatchTests {
         #expect(r.stderr.contains("10 records: 7 picks, 3 rejected (lines 3, 6, 8)"), "\(r.stderr)")
     }
 
+    @Test("A directory as input: an error naming it, exit 2, for batch and replay")
+    func directoryInput() throws {
+        let (dir, db) = try Logs.database(users: users)
+        for command in ["batch", "replay"] {
+            let r = try CLI.run([command, "--db", db, dir.path])
+            #expect(r.status == 2, "\(command): \(r.stderr)")
+            #expect(r.stderr.contains("'\(dir.path)' (a directory)"), "\(command): \(r.stderr)")
+        }
+    }
+
     @Test("--fail-fast stops at the first bad line and keeps the picks before it")
     func failFast() throws {
         let (dir, db) = try Logs.database(users: users)
