@@ -29,7 +29,12 @@ let package = Package(
         ),
         // The C library pieces Swift's Glibc module leaves out (malloc tuning, SQLite configuration,
         // thread names).
-        .target(name: "CSupport", linkerSettings: [.linkedLibrary("sqlite3")]),
+        // Also holds the bundled catalog, built into the executable (Sources/CSupport/catalog.c).
+        .target(
+            name: "CSupport",
+            cSettings: [.define("SOUNDTRACK_CATALOG_PATH", to: "\"\(Context.packageDirectory)/datasets/musicoset/catalog.csv\"")],
+            linkerSettings: [.linkedLibrary("sqlite3")]
+        ),
         // Snapshot and feedback-event types, JSON parsing and validation, feature extraction.
         .target(name: "SoundtrackContext"),
         // Tracks, catalog import, similar-track search, cold-start priors.

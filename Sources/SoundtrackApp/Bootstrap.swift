@@ -1,3 +1,4 @@
+import CSupport
 import Foundation
 import Logging
 import SoundtrackCatalog
@@ -25,6 +26,17 @@ public enum AppError: Error, CustomStringConvertible, Sendable {
 
 /// Opening the embedded default: a SQLite file created on first use and loaded with the bundled catalog.
 public enum Bootstrap {
+    /// The bundled catalog (`datasets/musicoset/catalog.csv` at build time) as built into the
+    /// executable, or `nil` when the build did not embed it.
+    public static func embeddedCatalog() -> Data? {
+        var size = 0
+        guard let bytes = soundtrack_bundled_catalog(&size), size > 0 else { return nil }
+        return Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes), count: size, deallocator: .none)
+    }
+
+    /// How the bundled catalog of a new database is named in messages when it came from the executable.
+    public static let embeddedCatalogName = "the catalog built into the executable"
+
     /// Where the bundled catalog is looked for, in order: the working directory's `datasets/`, then
     /// the checkout the executable was built in (`.build/<config>/soundtrack` → `../../datasets`).
     public static func catalogCandidates(executable: URL?, workingDirectory: URL) -> [URL] {
@@ -39,25 +51,30 @@ public enum Bootstrap {
         return out
     }
 
-    /// Opens the database at `path` (creating it), and loads the first catalog candidate that exists
-    /// when the database has no tracks yet (`nil` candidates: never load one).
-    /// - Returns: the service, and the import report when a catalog was loaded now.
+    /// Opens the database at `path` (creating it), and when the database has no tracks yet loads
+    /// the first catalog candidate that exists, else the catalog built into the executable
+    /// (``embeddedCatalog()``); `nil` candidates: never load one.
+    /// - Returns: the service, and where the catalog loaded now came from (a path, or
+    ///   ``embeddedCatalogName``) with the import report.
     public static func open(
         path: String, models: Models, seed: UInt64, catalogCandidates: [URL]?, durable: Bool = true,
         community: Bool = false, logger: Logger = Logger(label: "soundtrack")
-    ) throws -> (service: SoundtrackService, imported: (URL, CatalogReadReport)?) {
+    ) throws -> (service: SoundtrackService, imported: (source: String, report: CatalogReadReport)?) {
         let store: Store
         do {
             store = try Store(path: path, durable: durable)
         } catch {
             throw AppError.cannotOpen(path: path, reason: "\(error)")
         }
-        var imported: (URL, CatalogReadReport)?
+        var imported: (source: String, report: CatalogReadReport)?
         if let catalogCandidates, try !store.hasTracks() {
-            guard let url = catalogCandidates.first(where: { FileManager.default.fileExists(atPath: $0.path) }) else {
+            if let url = catalogCandidates.first(where: { FileManager.default.fileExists(atPath: $0.path) }) {
+                imported = (url.path, try store.importCatalog(url))
+            } else if let data = embeddedCatalog() {
+                imported = (embeddedCatalogName, try store.importCatalog(data: data, format: .csv))
+            } else {
                 throw AppError.noCatalog(searched: catalogCandidates.map(\.path))
             }
-            imported = (url, try store.importCatalog(url))
         }
         var engine = Recommender(
             config: models.config, catalog: IndexCatalog(CatalogIndex(tracks: [])), priors: models.priors, seed: seed, ranker: models.ranker)

@@ -138,7 +138,7 @@ public struct CatalogReader: Sendable {
         return (tracks, report)
     }
 
-    static func guessFormat(_ url: URL) throws(InputError) -> CatalogFormat {
+    public static func guessFormat(_ url: URL) throws(InputError) -> CatalogFormat {
         guard let f = CatalogFormat(pathExtension: url.pathExtension) else {
             throw InputError(
                 path: "", expected: "a .csv, .jsonl or .json catalog (or an explicit format)",

@@ -32,10 +32,21 @@ extension Store {
     /// with their line numbers and skipped. A failure keeps the batches already committed.
     /// - Parameter format: the file's format; `nil` decides by its name.
     public func importCatalog(_ url: URL, format: CatalogFormat? = nil, batchSize: Int = 50_000) throws -> CatalogReadReport {
+        let format = try format ?? CatalogReader.guessFormat(url)
+        return try importCatalog(batchSize: batchSize) { try CatalogReader().read(contentsOf: url, format: format, onTrack: $0) }
+    }
+
+    /// Reads a catalog held in memory and upserts it as ``importCatalog(_:format:batchSize:)`` does.
+    public func importCatalog(data: Data, format: CatalogFormat, batchSize: Int = 50_000) throws -> CatalogReadReport {
+        try importCatalog(batchSize: batchSize) { try CatalogReader().read(data: data, format: format, onTrack: $0) }
+    }
+
+    /// The import loop: `read` hands every accepted track to its argument.
+    private func importCatalog(batchSize: Int, read: ((Track) throws -> Void) throws -> CatalogReadReport) throws -> CatalogReadReport {
         try withLargeCache {
             var batch: [Track] = []
             batch.reserveCapacity(batchSize)
-            let report = try CatalogReader().read(contentsOf: url, format: format) { track in
+            let report = try read { track in
                 batch.append(track)
                 if batch.count == batchSize {
                     try upsertTracks(batch)

@@ -78,15 +78,22 @@ struct CatalogBenchCommand: ParsableCommand {
 
 /// The genre vocabulary of the bundled catalog (empty when it is not found).
 func bundledGenres() -> [String] {
-    guard let url = bundledCatalogURL(),
-          let (tracks, _) = try? CatalogReader().read(contentsOf: url)
-    else { return [] }
+    let read = bundledCatalogURL().flatMap { try? CatalogReader().read(contentsOf: $0) }
+        ?? Bootstrap.embeddedCatalog().flatMap { try? CatalogReader().read(data: $0, format: .csv) }
+    guard let (tracks, _) = read else { return [] }
     return Array(Set(tracks.flatMap(\.genres))).sorted()
 }
 
 /// The bundled catalog file, where the executable or the working directory can see it.
 func bundledCatalogURL() -> URL? {
-    Bootstrap.catalogCandidates(
-        executable: Bundle.main.executableURL, workingDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-    ).first { FileManager.default.fileExists(atPath: $0.path) }
+    bundledCatalogCandidates().first { FileManager.default.fileExists(atPath: $0.path) }
+}
+
+/// Where a bundled catalog file is looked for (``Bootstrap/catalogCandidates(executable:workingDirectory:)``
+/// for this process); the executable holds one besides (``Bootstrap/embeddedCatalog()``).
+func bundledCatalogCandidates() -> [URL] {
+    let exe = URL(fileURLWithPath: CommandLine.arguments[0])
+    return Bootstrap.catalogCandidates(
+        executable: exe.path.contains("/") ? exe : Bundle.main.executableURL,
+        workingDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
 }

@@ -24,15 +24,14 @@ struct EngineOptions: ParsableArguments {
                 throw InputError(path: "--catalog", expected: "a readable catalog file", got: "'\(catalog)'")
             }
             url = URL(fileURLWithPath: catalog)
-        } else {
-            let exe = URL(fileURLWithPath: CommandLine.arguments[0])
-            let candidates = Bootstrap.catalogCandidates(
-                executable: exe.path.contains("/") ? exe : Bundle.main.executableURL,
-                workingDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
-            guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0.path) }) else {
-                throw AppError.noCatalog(searched: candidates.map(\.path))
-            }
+        } else if let found = bundledCatalogURL() {
             url = found
+        } else if let data = Bootstrap.embeddedCatalog() {
+            let (tracks, report) = try CatalogReader().read(data: data, format: .csv)
+            if report.rejectedCount > 0 { stderr("catalog: \(report.rejectedCount) rows rejected") }
+            return (CatalogIndex(tracks: tracks), Bootstrap.embeddedCatalogName)
+        } else {
+            throw AppError.noCatalog(searched: bundledCatalogCandidates().map(\.path))
         }
         let (tracks, report) = try CatalogReader().read(contentsOf: url)
         if report.rejectedCount > 0 { stderr("catalog \(url.path): \(report.rejectedCount) rows rejected") }

@@ -14,6 +14,40 @@ struct CLITests {
          "audio": {"route": "headphones", "volume": 0.4}}
         """
 
+    @Test("The executable copied alone to an empty directory creates a database with the catalog built into it, adds a user and picks")
+    func copiedAlone() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("st-alone-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let exe = dir.appendingPathComponent("soundtrack")
+        try FileManager.default.copyItem(at: CLI.executable, to: exe)
+        func run(_ args: [String], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
+            let p = Process()
+            p.executableURL = exe
+            p.arguments = args
+            p.currentDirectoryURL = dir
+            var env = ProcessInfo.processInfo.environment
+            env.removeValue(forKey: "SOUNDTRACK_DB")
+            p.environment = env
+            let out = Pipe(), err = Pipe(), inp = Pipe()
+            p.standardOutput = out
+            p.standardError = err
+            p.standardInput = inp
+            try p.run()
+            if let stdin { inp.fileHandleForWriting.write(Data(stdin.utf8)) }
+            try inp.fileHandleForWriting.close()
+            let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        }
+        let added = try run(["users", "add", "u-1", "--db", "new.sqlite"])
+        #expect(added.status == 0, "\(added.err)")
+        #expect(added.err.contains("loaded 20405 tracks from the catalog built into the executable"), "\(added.err)")
+        let pick = try run(["pick", "--db", "new.sqlite", "-"], stdin: Self.library)
+        #expect(pick.status == 0, "\(pick.err)")
+        #expect(try JSONParser.parse(pick.out)["track"]?["id"] != nil, "\(pick.out)")
+    }
+
     @Test("keys revoke accepts the whole key and never prints its secret back")
     func revokeByWholeKey() throws {
         let (_, db) = try CLI.smallDatabase()

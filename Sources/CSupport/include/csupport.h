@@ -1,6 +1,8 @@
 #ifndef SOUNDTRACK_CSUPPORT_H
 #define SOUNDTRACK_CSUPPORT_H
 
+#include <stddef.h>
+
 /// Small pieces of the C library that Swift's Glibc module does not import.
 
 /// Keeps freed memory in the process: sets glibc's mmap and trim thresholds so that large
@@ -16,5 +18,9 @@ int soundtrack_sqlite_without_memstatus(void);
 /// name is cut). Swift's Glibc module does not import pthread_setname_np, and Foundation's
 /// `Thread.name` does not name the thread on Linux. Returns 0 on success.
 int soundtrack_name_thread(const char *name);
+
+/// The bundled catalog (CSV) built into the executable: its bytes, and their count in `size`
+/// (0, and a null pointer, when the build did not embed it).
+const unsigned char *soundtrack_bundled_catalog(size_t *size);
 
 #endif
