@@ -180,16 +180,44 @@ extension Recommender {
         for r in state.rankingCache.likedOrder.prefix(limit / 4) { add(r) }
         for r in state.rankingCache.knnOrder { add(r) }
         for r in state.rankingCache.popular { add(r) }
+        for r in soundRows(binIndex: binIndex, state: &state, index: index) { add(r) }
+        return out
+    }
+
+    /// The bin's ``soundNeighbours(of:count:index:)``, from the ranking cache while the bin's
+    /// evidence is the same.
+    func soundRows(binIndex: Int, state: inout UserState, index: CatalogIndex) -> [Int] {
         let bin = state.bins[binIndex]
         let signature = bin.evidenceSignature
-        if let cached = state.rankingCache.sound[bin.number], cached.signature == signature {
-            for r in cached.rows { add(r) }
-        } else {
-            let rows = soundNeighbours(of: bin, count: limit / 8, index: index)
-            state.rankingCache.sound[bin.number] = (signature, rows)
-            for r in rows { add(r) }
+        if let cached = state.rankingCache.sound[bin.number], cached.signature == signature { return cached.rows }
+        let rows = soundNeighbours(of: bin, count: config.candidates / 8, index: index)
+        state.rankingCache.sound[bin.number] = (signature, rows)
+        return rows
+    }
+
+    /// The audio profile the bin's ranking matches: the mean of its liked songs (else of all its
+    /// songs), from the ranking cache while the bin's evidence is the same.
+    func binProfile(binIndex: Int, state: inout UserState, index: CatalogIndex) -> AudioProfile {
+        let bin = state.bins[binIndex]
+        let signature = bin.evidenceSignature
+        if let p = state.rankingCache.binProfile[bin.number], p.signature == signature { return p.profile }
+        let likedRows = bin.songs.filter { Self.evidence($0).n > 0 && Self.evidence($0).sum / Self.evidence($0).n > 3 }
+            .compactMap { index.row(of: $0) }
+        let profile = index.profile(ofRows: likedRows.isEmpty ? bin.songs.compactMap { index.row(of: $0) } : likedRows)
+        state.rankingCache.binProfile[bin.number] = (signature, profile)
+        return profile
+    }
+
+    /// Fills the ranking cache for every bin (sound neighbours, profiles): for a state that is
+    /// copied for each pick and never written back (a read-only batch), whose copies would
+    /// otherwise each compute them again.
+    func warmRankingCache(_ state: inout UserState) {
+        let index = catalog.index()
+        refreshRankingCache(&state, index: index)
+        for i in state.bins.indices {
+            _ = soundRows(binIndex: i, state: &state, index: index)
+            _ = binProfile(binIndex: i, state: &state, index: index)
         }
-        return out
     }
 
     /// Catalog rows that sound like a bin's liked songs: among the ``SoundCache/trackNeighbours``
@@ -289,19 +317,7 @@ extension Recommender {
             }
         }
         // The sound of the bin's liked songs (else all its songs), kept while the bin's evidence and songs are the same.
-        var profile = AudioProfile()
-        if let binIndex {
-            let bin = state.bins[binIndex]
-            let signature = bin.evidenceSignature
-            if let p = cache.binProfile[bin.number], p.signature == signature {
-                profile = p.profile
-            } else {
-                let likedRows = bin.songs.filter { Self.evidence($0).n > 0 && Self.evidence($0).sum / Self.evidence($0).n > 3 }
-                    .compactMap { index.row(of: $0) }
-                profile = index.profile(ofRows: likedRows.isEmpty ? bin.songs.compactMap { index.row(of: $0) } : likedRows)
-                state.rankingCache.binProfile[bin.number] = (signature, profile)
-            }
-        }
+        let profile = binIndex.map { binProfile(binIndex: $0, state: &state, index: index) } ?? AudioProfile()
         // Context attributes only matter when there is a community to count them in.
         let communityEvents = community?.read { $0.version } ?? 0
         let attributes = communityEvents > 0 ? ContextAttributes.of(x, vocabulary: state.vocabulary) : []

@@ -119,13 +119,14 @@ public struct Recommender: Sendable {
         return (pick, record)
     }
 
-    /// Computes what picks derive from the state and keep in it (each bin's scoring rows and its
-    /// songs in like-rate order), so that copies of the state picked from without learning
+    /// Computes what picks derive from the state and keep in it (each bin's scoring rows, its
+    /// songs in like-rate order, and the ranking cache with every bin's sound neighbours and
+    /// profile), so that copies of the state picked from without learning
     /// (`--read-only`) share them instead of each computing them again.
     public func prepare(_ state: inout UserState) {
         state.scoring.sync(bins: state.bins, config: config)
         for i in state.bins.indices { state.bins[i].orderSongsByRate() }
-        refreshRankingCache(&state, index: catalog.index())
+        warmRankingCache(&state)
     }
 
     /// The feature vector of a snapshot, learning places and the user's vocabulary from it.
