@@ -19,12 +19,14 @@ public enum BinLabeler {
         let bin = bins[binIndex]
         let head = timePart(bin)
         let parts = valueParts(binIndex: binIndex, bins: bins, vocabulary: vocabulary)
-        let others = Set(bins.indices.filter { $0 != binIndex }.map { bins[$0].label })
+        // A linear scan: a user has a few dozen bins at most, and hashing every label into a set
+        // (Unicode-normalised) cost more than comparing them.
+        func taken(_ label: String) -> Bool { bins.indices.contains { $0 != binIndex && bins[$0].label == label } }
         var count = min(2, parts.count)
         while true {
             let words = (head.map { [$0] } ?? []) + parts.prefix(count)
             let label = words.isEmpty ? "any time" : words.joined(separator: " · ")
-            if !others.contains(label) { return label }
+            if !taken(label) { return label }
             if count < parts.count {
                 count += 1
                 continue
@@ -64,9 +66,10 @@ public enum BinLabeler {
     static func valueParts(binIndex: Int, bins: [Bin], vocabulary: FeatureVocabulary) -> [String] {
         let observed = bins[binIndex].observed, centroid = bins[binIndex].centroid
         var candidates: [(text: String, contrast: Float, slot: Int)] = []
-        var seen = Set<String>()
+        var seen: [String] = []
         for i in Slots.labelled where observed[i] >= 0.5 && centroid[i] >= 0.6 {
-            guard let text = text(slot: i, vocabulary: vocabulary), seen.insert(text).inserted else { continue }
+            guard let text = text(slot: i, vocabulary: vocabulary), !seen.contains(text) else { continue }
+            seen.append(text)
             var other: Float = 0, n: Float = 0
             for k in bins.indices where k != binIndex && bins[k].observed[i] >= 0.5 {
                 other += bins[k].centroid[i]

@@ -256,10 +256,14 @@ extension Recommender {
         merged.createdAt = min(a.createdAt, b.createdAt)
         merged.updatedAt = max(a.updatedAt, b.updatedAt)
         var songs = a.songs
+        // A rating of `b` on a song `a` also has is dropped (the merged song keeps `a`'s): only
+        // then does the user's evidence over all bins change.
+        var evidenceChanged = false
         for s in b.songs {
             if let k = songs.firstIndex(where: { $0.key == s.key && $0.trackId == s.trackId }) {
                 songs[k].likes += s.likes
                 songs[k].dislikes += s.dislikes
+                if s.rating > 0 { evidenceChanged = true }
             } else {
                 songs.append(s)
             }
@@ -278,7 +282,13 @@ extension Recommender {
             state.changes.bins.insert(state.bins[k].number)
         }
         state.mergedInto[b.number] = a.number
-        state.evidenceVersion &+= 1
+        if evidenceChanged {
+            state.evidenceVersion &+= 1
+        } else {
+            // The same evidence, held by one bin instead of two: the ranking cache stays valid once
+            // the merged bin's list replaces the two (no rebuild of the whole cache per merge).
+            mergeBinEvidence(into: merged, dropping: b.number, state: &state)
+        }
         if state.session.currentBin == b.number { state.session.currentBin = a.number }
         if state.session.switchedTo == b.number { state.session.switchedTo = a.number }
         if state.session.avoided.contains(b.number) {

@@ -101,6 +101,27 @@ extension Recommender {
     /// scores are computed again (the user's own feedback always refreshes them).
     static let communityRefresh: UInt64 = 1_000
 
+    /// A bin's songs with evidence, as ``RankingCache/binEvidence`` lists them.
+    static func evidenceList(_ bin: Bin, index: CatalogIndex) -> [(row: Int, sum: Float, n: Float)] {
+        var list: [(row: Int, sum: Float, n: Float)] = []
+        for s in bin.songs {
+            let e = evidence(s)
+            guard e.n > 0, let row = index.row(of: s) else { continue }
+            list.append((row, e.sum, e.n))
+        }
+        return list
+    }
+
+    /// After a merge that kept the user's evidence (``merge(_:into:state:)``): the merged bin's
+    /// evidence list replaces the two bins' in the ranking cache. A stale cache is left to
+    /// ``refreshRankingCache(_:index:)``.
+    func mergeBinEvidence(into merged: Bin, dropping dropped: Int, state: inout UserState) {
+        guard state.rankingCache.evidenceVersion == state.evidenceVersion else { return }
+        state.rankingCache.binEvidence[dropped] = nil
+        let list = Self.evidenceList(merged, index: catalog.index())
+        state.rankingCache.binEvidence[merged.number] = list.isEmpty ? nil : list
+    }
+
     /// Rebuilds the user's ranking cache when the user's evidence changed, or when the community
     /// gained ``communityRefresh`` events since it was built.
     func refreshRankingCache(_ state: inout UserState, index: CatalogIndex) {
@@ -116,14 +137,11 @@ extension Recommender {
         cache.communityVersion = communityVersion
         var events: Float = 0
         for bin in state.bins {
-            var list: [(row: Int, sum: Float, n: Float)] = []
-            for s in bin.songs {
-                let e = Self.evidence(s)
-                guard e.n > 0, let row = index.row(of: s) else { continue }
-                let o = cache.own[row] ?? OwnEvidence(sum: 0, n: 0)
-                cache.own[row] = OwnEvidence(sum: o.sum + e.sum, n: o.n + e.n)
+            let list = Self.evidenceList(bin, index: index)
+            for e in list {
+                let o = cache.own[e.row] ?? OwnEvidence(sum: 0, n: 0)
+                cache.own[e.row] = OwnEvidence(sum: o.sum + e.sum, n: o.n + e.n)
                 events += e.n
-                list.append((row, e.sum, e.n))
             }
             if !list.isEmpty { cache.binEvidence[bin.number] = list }
         }

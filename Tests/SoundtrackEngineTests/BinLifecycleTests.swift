@@ -65,6 +65,43 @@ struct BinLifecycleTests {
         #expect(state.bins.reduce(0) { $0 + $1.observations } == 4)
     }
 
+    @Test("A merge leaves the ranking cache as a rebuild from scratch would make it; a dropped rating forces the rebuild")
+    func mergeKeepsTheRankingCache() throws {
+        var state = engine.newUser("u-1")
+        _ = engine.pick(phone("2026-03-11T03:00:00+01:00", activity: .stationary, wifi: "home"), state: &state)
+        _ = engine.pick(phone("2026-03-11T14:00:00+01:00", activity: .automotive, wifi: "none"), state: &state)
+        try #require(state.bins.count == 2)
+        let shared = state.bins[0].songs[0]
+        // Evidence in both bins, on a song they share and on songs of their own.
+        state.bins[0].songs[0].likes = 2
+        state.bins[0].songs[1].dislikes = 1
+        state.bins[1].songs.append(BinSong(trackId: shared.trackId, likes: 1))
+        state.bins[1].songs[0].likes = 3
+        state.evidenceVersion &+= 1
+        let index = engine.catalog.index()
+        engine.refreshRankingCache(&state, index: index)
+        func contents(_ c: RankingCache) -> [String] {
+            c.binEvidence.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.map { "\($0.row) \($0.sum) \($0.n)" })" }
+                + c.own.pairs.sorted { $0.key < $1.key }.map { "own \($0.key) \($0.value.sum) \($0.value.n)" }
+        }
+        var merged = state
+        engine.merge(1, into: 0, state: &merged)
+        #expect(merged.evidenceVersion == state.evidenceVersion, "the evidence is the same: no rebuild")
+        var rebuilt = merged
+        rebuilt.evidenceVersion &+= 1
+        engine.refreshRankingCache(&rebuilt, index: index)
+        #expect(contents(merged.rankingCache) == contents(rebuilt.rankingCache))
+        #expect(merged.rankingCache.binEvidence.count == 1)
+        // A rating on the shared song in the dropped bin is lost in the merge: the cache is rebuilt.
+        var rated = state
+        rated.bins[1].songs[rated.bins[1].songs.count - 1].rating = 5
+        rated.evidenceVersion &+= 1
+        engine.refreshRankingCache(&rated, index: index)
+        let version = rated.evidenceVersion
+        engine.merge(1, into: 0, state: &rated)
+        #expect(rated.evidenceVersion != version)
+    }
+
     @Test("A small bin that never recurs is folded into its nearest bin after the idle time")
     func idleSmallBinsFold() {
         var state = engine.newUser("u-1")
