@@ -16,6 +16,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // NIOCore for the HTTP/1 channel's idle timeout (a TimeAmount), NIOHTTP1 for its parser errors;
+        // already in the graph through hummingbird.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -97,6 +100,8 @@ let package = Package(
             dependencies: [
                 "SoundtrackRules", "SoundtrackProviders", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
                 "CSupport",
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -111,6 +116,8 @@ let package = Package(
             dependencies: [
                 "SoundtrackServer", "SoundtrackApp", "SoundtrackRules", "SoundtrackProviders", "SoundtrackEvaluation", "SoundtrackStore",
                 "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext", "CSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

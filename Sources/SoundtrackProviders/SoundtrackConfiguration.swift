@@ -48,6 +48,14 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
         public var rate: Double?
         /// `server.burst`: requests at once of each user key.
         public var burst: Double?
+        /// `server.idle_timeout_s`: how long a connection may wait for a complete request part.
+        public var idleTimeout: Double?
+        /// `server.body_timeout_s`: the most time a request body may take to arrive.
+        public var bodyTimeout: Double?
+        /// `server.shutdown_delay_s`: after SIGTERM, how long `/readyz` answers 503 before the listener closes.
+        public var shutdownDelay: Double?
+        /// `server.drain_timeout_s`: after the listener closes, the most time requests in flight get.
+        public var drainTimeout: Double?
         /// The defaults.
         public init() {}
     }
@@ -172,13 +180,20 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
         }
         modelsDir = try root.string("models_dir", nonEmpty: true)
         if let s = try root.object("server") {
-            try s.rejectUnknown(["host", "port", "max_body_bytes", "max_batch_events", "rate", "burst"])
+            try s.rejectUnknown([
+                "host", "port", "max_body_bytes", "max_batch_events", "rate", "burst", "idle_timeout_s", "body_timeout_s",
+                "shutdown_delay_s", "drain_timeout_s",
+            ])
             server.host = try s.string("host", nonEmpty: true)
             server.port = try s.optionalInteger("port", in: 0...65535)
             server.maxBodyBytes = try s.optionalInteger("max_body_bytes", in: 1024...(1 << 30))
             server.maxBatchEvents = try s.optionalInteger("max_batch_events", in: 1...100_000)
             server.rate = try s.number("rate", .above(0))
             server.burst = try s.number("burst", .above(0))
+            server.idleTimeout = try s.number("idle_timeout_s", .above(0))
+            server.bodyTimeout = try s.number("body_timeout_s", .above(0))
+            server.shutdownDelay = try s.number("shutdown_delay_s", .atLeast(0))
+            server.drainTimeout = try s.number("drain_timeout_s", .above(0))
         }
         if let h = try root.object("http") {
             try h.rejectUnknown(["timeout_s", "max_attempts", "backoff_s", "max_backoff_s", "max_retry_after_s"])
@@ -260,6 +275,8 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
                 ("host", opt(server.host)), ("port", num(server.port.map(Double.init))),
                 ("max_body_bytes", num(server.maxBodyBytes.map(Double.init))), ("max_batch_events", num(server.maxBatchEvents.map(Double.init))),
                 ("rate", num(server.rate)), ("burst", num(server.burst)),
+                ("idle_timeout_s", num(server.idleTimeout)), ("body_timeout_s", num(server.bodyTimeout)),
+                ("shutdown_delay_s", num(server.shutdownDelay)), ("drain_timeout_s", num(server.drainTimeout)),
             ])),
             ("http", .object([
                 ("timeout_s", .number(http.timeout)), ("max_attempts", .number(Double(http.maxAttempts))),

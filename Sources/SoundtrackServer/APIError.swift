@@ -9,8 +9,9 @@ import SoundtrackContext
 public struct APIError: HTTPResponseError, Sendable, Equatable {
     /// The HTTP status.
     public var status: HTTPResponse.Status
-    /// A stable code (`bad_request`, `unauthorized`, `forbidden`, `not_found`, `unknown_user`,
-    /// `payload_too_large`, `rate_limited`, `conflict`, `out_of_order`, `unavailable`, `internal`).
+    /// A stable code (`bad_request`, `unauthorized`, `forbidden`, `not_found`, `method_not_allowed`,
+    /// `unknown_user`, `request_timeout`, `payload_too_large`, `unsupported_media_type`, `rate_limited`, `conflict`,
+    /// `out_of_order`, `unavailable`, `internal`).
     public var code: String
     /// A human-readable message; never internals.
     public var message: String
@@ -18,6 +19,11 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     public var field: String?
     /// Seconds to wait before retrying (`rate_limited`, `unavailable`).
     public var retryAfter: Int?
+    /// The methods the path allows (`method_not_allowed`), sent as the `Allow` header.
+    public var allow: [String] = []
+    /// Whether the response closes the connection (`Connection: close`): after a request whose
+    /// body was not read to its end.
+    public var close = false
 
     /// Creates an error.
     public init(_ status: HTTPResponse.Status, code: String, message: String, field: String? = nil, retryAfter: Int? = nil) {
@@ -78,6 +84,27 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     /// 404 `not_found` for a route that does not exist.
     public static let notFound = APIError(.notFound, code: "not_found", message: "no such route")
 
+    /// 405 `method_not_allowed`: the path exists with other methods (listed in `Allow`).
+    public static func methodNotAllowed(_ method: String, allow: [String]) -> APIError {
+        var e = APIError(
+            .methodNotAllowed, code: "method_not_allowed",
+            message: "\(method.prefix(20)) is not allowed here; allowed: \(allow.joined(separator: ", "))")
+        e.allow = allow
+        return e
+    }
+
+    /// 415 `unsupported_media_type`: a body that is not declared as JSON.
+    public static func unsupportedMediaType(_ contentType: String) -> APIError {
+        APIError(
+            .unsupportedMediaType, code: "unsupported_media_type",
+            message: "expected a JSON body (Content-Type: application/json), got '\(contentType.prefix(60))'", field: "Content-Type")
+    }
+
+    /// 408 `request_timeout`: the body did not arrive within ``ServerConfiguration/bodyTimeout``;
+    /// the connection is closed.
+    public static let requestTimeout = APIError(
+        .requestTimeout, code: "request_timeout", message: "the request body did not arrive in time")
+
     /// 413 `payload_too_large`.
     public static func payloadTooLarge(limit: Int) -> APIError {
         APIError(.contentTooLarge, code: "payload_too_large", message: "the request body exceeds \(limit) bytes")
@@ -105,6 +132,8 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if !allow.isEmpty { headers[.allow] = allow.joined(separator: ", ") }
+        if close || status == .requestTimeout { headers[.connection] = "close" }
         let body = JSONValue.object([("error", json)]).serialized()
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }

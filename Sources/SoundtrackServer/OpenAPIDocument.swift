@@ -85,7 +85,13 @@ public enum OpenAPIDocument {
           "404": {
             "$ref": "#/components/responses/Error"
           },
+          "408": {
+            "$ref": "#/components/responses/Error"
+          },
           "413": {
+            "$ref": "#/components/responses/Error"
+          },
+          "415": {
             "$ref": "#/components/responses/Error"
           },
           "429": {
@@ -160,7 +166,13 @@ public enum OpenAPIDocument {
           "409": {
             "$ref": "#/components/responses/Error"
           },
+          "408": {
+            "$ref": "#/components/responses/Error"
+          },
           "413": {
+            "$ref": "#/components/responses/Error"
+          },
+          "415": {
             "$ref": "#/components/responses/Error"
           },
           "429": {
@@ -250,7 +262,13 @@ public enum OpenAPIDocument {
           "409": {
             "$ref": "#/components/responses/Error"
           },
+          "408": {
+            "$ref": "#/components/responses/Error"
+          },
           "413": {
+            "$ref": "#/components/responses/Error"
+          },
+          "415": {
             "$ref": "#/components/responses/Error"
           },
           "429": {
@@ -398,7 +416,7 @@ public enum OpenAPIDocument {
     },
     "responses": {
       "Error": {
-        "description": "An error with a stable code: bad_request, unauthorized, forbidden, not_found, unknown_user, conflict, payload_too_large, rate_limited (with Retry-After), unavailable, internal.",
+        "description": "An error with a stable code: bad_request, unauthorized, forbidden, not_found, method_not_allowed (with Allow: another method of an existing path), unknown_user, conflict, out_of_order, request_timeout (a body slower than the server's body timeout; the connection closes), payload_too_large, unsupported_media_type (a body whose Content-Type is not application/json or +json), rate_limited (with Retry-After), unavailable (shutting down, with Retry-After), internal.",
         "content": {
           "application/json": {
             "schema": {
@@ -429,10 +447,13 @@ public enum OpenAPIDocument {
                   "unauthorized",
                   "forbidden",
                   "not_found",
+                  "method_not_allowed",
                   "unknown_user",
                   "conflict",
                   "out_of_order",
+                  "request_timeout",
                   "payload_too_large",
+                  "unsupported_media_type",
                   "rate_limited",
                   "unavailable",
                   "internal"

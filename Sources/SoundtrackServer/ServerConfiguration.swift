@@ -54,6 +54,19 @@ public struct ServerConfiguration: Sendable {
     /// back-pressure holds every pick: at saturation the p99 went to 110, 130 and 489 ms in 3 of
     /// 13 runs (7.9–12.4 ms in 6 runs at 0). Only for a service that is never driven past its capacity.
     public var backgroundNice: Int32 = 0
+    /// How long a connection may stay without a complete request part: an idle keep-alive
+    /// connection, or one whose request head arrives slower than this (a slowloris), is closed.
+    public var idleTimeout: Duration = .seconds(30)
+    /// The most time a request body may take to arrive, from the handler's first read of it
+    /// (408 `request_timeout` past it, and the connection is closed): a slow uploader cannot hold
+    /// a connection, or the shutdown, for longer.
+    public var bodyTimeout: Duration = .seconds(20)
+    /// After SIGTERM, how long `/readyz` answers 503 while the service still accepts connections
+    /// (so that a load balancer stops sending requests first); then the listener closes.
+    public var shutdownDelay: Duration = .seconds(1)
+    /// After the listener closes, the most time the requests in flight get to finish; past it they
+    /// are cut off (their clients get no answer). Queued writes are committed either way.
+    public var drainTimeout: Duration = .seconds(10)
     /// Clocks: wall time for records, and a monotonic one (seconds) for rate limits and latencies.
     public var clock: ServerClock = .system
     /// Fills the weather and calendar sections a snapshot lacks before each pick (`serve --enrich`);

@@ -2,6 +2,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
+import NIOHTTP1
 import ServiceLifecycle
 import Synchronization
 import SoundtrackCatalog
@@ -32,6 +34,16 @@ public final class SoundtrackAPI: Sendable {
     let committer: GroupCommitter
     let checkpoints: CheckpointService?
     let logger: Logger
+    private let draining = Mutex(false)
+
+    /// Whether ``beginDraining()`` was called: `/readyz` then answers 503.
+    public var isDraining: Bool { draining.withLock { $0 } }
+
+    /// Marks the service as shutting down: `/readyz` answers 503 `unavailable` from now on, while
+    /// every other route still serves (the shutdown's first phase, before the listener closes).
+    public func beginDraining() {
+        draining.withLock { $0 = true }
+    }
 
     /// Builds the service: loads the catalog index into memory and prepares the committer.
     /// - Throws: database errors while loading the catalog.
@@ -67,11 +79,26 @@ public final class SoundtrackAPI: Sendable {
         (.delete, "/v1/users/{id}"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json"),
     ]
 
+    /// The methods the API serves at a request path (the route templates' `{id}` match any one
+    /// segment), in the order of ``routes``; empty for a path no route has.
+    public static func allowedMethods(path: String) -> [String] {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        var out: [String] = []
+        for (method, template) in routes {
+            let parts = template.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == segments.count else { continue }
+            let matches = zip(parts, segments).allSatisfy { p, s in p.hasPrefix("{") ? !s.isEmpty : p == s }
+            if matches, !out.contains(method.rawValue) { out.append(method.rawValue) }
+        }
+        return out
+    }
+
     /// The application: the router on `configuration.host:port`, with the committer as a service
     /// that stops after the server has finished its in-flight requests.
     public func buildApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         Application(
             router: buildRouter(),
+            server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: (checkpoints.map { [$0] } ?? []) + [committer],  // stopped in reverse order: the committer first
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
@@ -91,7 +118,7 @@ public final class SoundtrackAPI: Sendable {
         }
         router.get("/healthz") { _, _ in Self.json(.object([("status", .string("ok"))])) }
         router.get("/readyz") { _, _ in
-            guard self.committer.isOpen else { throw APIError.unavailable }
+            guard self.committer.isOpen, !self.isDraining else { throw APIError.unavailable }
             return Self.json(.object([("status", .string("ready"))]))
         }
         router.get("/metrics") { _, _ in
@@ -275,15 +302,38 @@ public final class SoundtrackAPI: Sendable {
         try authenticator.authenticate(authorization: request.headers.value(.authorization))
     }
 
+    /// The request body, at most ``ServerConfiguration/maxBodyBytes`` (413 past it), declared as
+    /// JSON when its type is given (415 otherwise: `application/json` or a `+json` type).
     private func readBody(_ request: Request) async throws -> ByteBuffer {
+        if let type = request.headers.value(.contentType) {
+            let media = type.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            guard media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json")) else {
+                throw APIError.unsupportedMediaType(type)
+            }
+        }
         let limit = configuration.maxBodyBytes
         if let length = request.headers.value(.contentLength).flatMap(Int.init), length > limit {
             throw APIError.payloadTooLarge(limit: limit)
         }
         do {
-            return try await request.body.collect(upTo: limit)
+            return try await Self.within(configuration.bodyTimeout) { try await request.body.collect(upTo: limit) }
         } catch let e as any HTTPResponseError where e.status == .contentTooLarge {
             throw APIError.payloadTooLarge(limit: limit)
+        }
+    }
+
+    /// The result of `body`, or ``APIError/requestTimeout`` when it takes longer than `limit` (the
+    /// body is then cancelled).
+    static func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else { throw APIError.requestTimeout }
+            return value
         }
     }
 
@@ -321,12 +371,28 @@ struct ErrorAndMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let e as any HTTPResponseError {
             let mapped: APIError
             switch e.status {
-            case .notFound: mapped = .notFound
+            case .notFound:
+                // An existing path with another method: 405 with the methods it has.
+                let allow = SoundtrackAPI.allowedMethods(path: request.uri.path)
+                mapped = allow.isEmpty ? .notFound : .methodNotAllowed(request.method.rawValue, allow: allow)
             case .contentTooLarge: mapped = .payloadTooLarge(limit: 0)
             case .badRequest: mapped = APIError(.badRequest, code: "bad_request", message: "malformed request")
             default: mapped = APIError(e.status, code: e.status.code < 500 ? "bad_request" : "internal", message: e.status.reasonPhrase)
             }
             response = try mapped.response(from: request, context: context)
+        } catch is HTTPParserError {
+            // A body cut off (the client went away mid-upload) or malformed: the client's doing,
+            // not the service's; answered (if anyone still listens) and closed, counted as a 400.
+            logger.debug("request body cut off or malformed", metadata: ["route": "\(context.endpointPath ?? "unknown")"])
+            var e = APIError(.badRequest, code: "bad_request", message: "malformed or incomplete request body")
+            e.close = true
+            response = try e.response(from: request, context: context)
+        } catch is CancellationError {
+            // The drain timeout ran out while this request was still in flight.
+            logger.debug("request cut off by the shutdown", metadata: ["route": "\(context.endpointPath ?? "unknown")"])
+            var e = APIError.unavailable
+            e.close = true
+            response = try e.response(from: request, context: context)
         } catch {
             // Only the route and the error's type: never the body, the query or the error's text.
             logger.error("internal error", metadata: [

@@ -4,6 +4,8 @@ import Logging
 import SoundtrackApp
 import SoundtrackProviders
 import SoundtrackServer
+import ServiceLifecycle
+import UnixSignals
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -12,7 +14,7 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Options fall back to the environment: SOUNDTRACK_DB, SOUNDTRACK_HOST, SOUNDTRACK_PORT, SOUNDTRACK_RATE, SOUNDTRACK_BURST, \
             then to the configuration file's `server` section (--config, see docs/configuration.md). \
-            On SIGTERM the service stops accepting connections, finishes the requests in flight, commits every queued write and exits 0.
+            On SIGTERM (or SIGINT) /readyz answers 503 for --shutdown-delay seconds while everything else still serves,             then the service stops accepting connections, gives the requests in flight up to --drain-timeout seconds,             commits every queued write and exits 0. Idle connections and request heads slower than --idle-timeout are             closed; a body slower than --body-timeout gets 408.
             """)
 
     @OptionGroup var store: StoreOptions
@@ -25,6 +27,14 @@ struct ServeCommand: AsyncParsableCommand {
     var pickCommitMs: Int?
     @Option(help: "Nice value added to the writer and checkpoint threads, so that request threads run first when the cores are busy (default 0; 10 lowers the p99 below capacity by about 1 ms but lets the writer starve past it: see docs/http-api.md).")
     var backgroundNice: Int32?
+    @Option(help: "Seconds a connection may wait for a complete request part before it is closed: idle keep-alive connections and slow request heads (default: server.idle_timeout_s, else 30).")
+    var idleTimeout: Double?
+    @Option(help: "Seconds a request body may take to arrive; slower gets 408 and the connection is closed (default: server.body_timeout_s, else 20).")
+    var bodyTimeout: Double?
+    @Option(help: "Seconds /readyz answers 503 after SIGTERM before the listener closes (default: server.shutdown_delay_s, else 1).")
+    var shutdownDelay: Double?
+    @Option(help: "Seconds the requests in flight get after the listener closes; then they are cut off (default: server.drain_timeout_s, else 10).")
+    var drainTimeout: Double?
     @Flag(help: "Commit without waiting for the disk (synchronous=NORMAL): faster, but a power loss may lose acknowledged feedback.")
     var noSync = false
     @Flag(help: "Fill missing weather and calendar sections of snapshots from the configured providers and imported events (see docs/providers.md); picks then carry an `enriched` list.")
@@ -36,6 +46,14 @@ struct ServeCommand: AsyncParsableCommand {
         if let maxBodyBytes, maxBodyBytes < 1024 { throw ValidationError("--max-body-bytes must be at least 1024") }
         if let backgroundNice, !(0...19).contains(backgroundNice) { throw ValidationError("--background-nice must be in 0...19, got \(backgroundNice)") }
         if let pickCommitMs, !(0...10_000).contains(pickCommitMs) { throw ValidationError("--pick-commit-ms must be in 0...10000") }
+        for (name, value, zeroAllowed) in [
+            ("--idle-timeout", idleTimeout, false), ("--body-timeout", bodyTimeout, false), ("--shutdown-delay", shutdownDelay, true),
+            ("--drain-timeout", drainTimeout, false),
+        ] {
+            if let value, !(value.isFinite && (zeroAllowed ? value >= 0 : value > 0) && value <= 86_400) {
+                throw ValidationError("\(name) must be a number of seconds in \(zeroAllowed ? "0" : "(0")...86400, got \(value)")
+            }
+        }
     }
 
     func run() async throws {
@@ -57,6 +75,11 @@ struct ServeCommand: AsyncParsableCommand {
         if let n = file.maxBatchEvents { config.maxBatchEvents = n }
         if let pickCommitMs { config.pickCommitDelay = .milliseconds(pickCommitMs) }
         if let backgroundNice { config.backgroundNice = backgroundNice }
+        func seconds(_ s: Double?, _ fallback: Duration) -> Duration { s.map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? fallback }
+        config.idleTimeout = seconds(idleTimeout ?? file.idleTimeout, config.idleTimeout)
+        config.bodyTimeout = seconds(bodyTimeout ?? file.bodyTimeout, config.bodyTimeout)
+        config.shutdownDelay = seconds(shutdownDelay ?? file.shutdownDelay, config.shutdownDelay)
+        config.drainTimeout = seconds(drainTimeout ?? file.drainTimeout, config.drainTimeout)
         let service = try store.open(durable: !noSync, community: true)
         if enrich {
             config.enricher = ProviderImports.enricher(
@@ -72,6 +95,24 @@ struct ServeCommand: AsyncParsableCommand {
         let app = api.buildApplication { port in
             logger.notice("soundtrack serve: listening on http://\(host):\(port), database \(path)")
         }
-        try await app.runService()
+        // The shutdown in three phases: /readyz says 503 for the shutdown delay; then the group's
+        // graceful shutdown closes the listener and lets requests finish; past the drain timeout
+        // they are cancelled (the committer still commits what is queued before it stops).
+        var group = ServiceGroupConfiguration(services: [app], logger: logger)
+        group.maximumGracefulShutdownDuration = config.drainTimeout
+        let services = ServiceGroup(configuration: group)
+        let delay = config.shutdownDelay
+        let watcher = Task {
+            for await signal in await UnixSignalsSequence(trapping: .sigterm, .sigint) {
+                logger.notice("soundtrack serve: \(signal) received, draining: /readyz answers 503")
+                api.beginDraining()
+                try? await Task.sleep(for: delay)
+                await services.triggerGracefulShutdown()
+                return
+            }
+        }
+        // Until the group ends (after a shutdown, or on an error); then stop waiting for signals.
+        defer { watcher.cancel() }
+        try await services.run()
     }
 }

@@ -43,7 +43,7 @@ import SoundtrackContext
 
     @Test func errorsNameTheKeyPathAndWhatWasExpected() {
         #expect(Self.error(#"{"server":{"port":70000}}"#)?.description == "server.port: expected an integer in 0...65535, got 70000")
-        #expect(Self.error(#"{"server":{"prot":80}}"#)?.description == "server.prot: expected one of the fields host, port, max_body_bytes, max_batch_events, rate, burst, got \"prot\"")
+        #expect(Self.error(#"{"server":{"prot":80}}"#)?.description == "server.prot: expected one of the fields host, port, max_body_bytes, max_batch_events, rate, burst, idle_timeout_s, body_timeout_s, shutdown_delay_s, drain_timeout_s, got \"prot\"")
         #expect(Self.error(#"{"http":{"timeout_s":"ten"}}"#)?.description == "http.timeout_s: expected a number > 0, got a string")
         #expect(Self.error(#"{"providers":{"weather":{"order":["openweather","darksky"]}}}"#)?.description == "providers.weather.order[1]: expected openweather or open-meteo, got \"darksky\"")
         #expect(Self.error(#"{"providers":{"spotify":{"api_base_url":"ftp://x"}}}"#)?.path == "providers.spotify.api_base_url")
@@ -83,7 +83,9 @@ import SoundtrackContext
 
     @Test func redactionHidesKeysInURLsAndHeaders() {
         let u = URL(string: "https://api.example.org/data?lat=1&appid=abc123&units=metric&access_token=tok")!
-        #expect(Redaction.url(u) == "https://api.example.org/data?lat=1&appid=REDACTED&units=metric&access_token=REDACTED")
+        #expect(Redaction.url(u) == "https://api.example.org/data?lat=REDACTED&appid=REDACTED&units=metric&access_token=REDACTED")
+        let meteo = URL(string: "https://api.example.org/v1/forecast?latitude=48.1391&longitude=13.3932&current=temperature_2m")!
+        #expect(Redaction.url(meteo) == "https://api.example.org/v1/forecast?latitude=REDACTED&longitude=REDACTED&current=temperature_2m")
         #expect(Redaction.headers(["Authorization": "Bearer abc", "Accept": "application/json"]) == ["Authorization": "Bearer REDACTED", "Accept": "application/json"])
     }
 }

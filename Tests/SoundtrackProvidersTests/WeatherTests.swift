@@ -213,17 +213,21 @@ import SoundtrackContext
         }
     }
 
-    @Test func secretsNeverAppearInLogs() async throws {
+    @Test func secretsAndCoordinatesNeverAppearInLogs() async throws {
         try await withStub { stub in
             stub.enqueue("GET", "/data/2.5/weather", .status(500), .status(429, headers: [("Retry-After", "1")]), .fixture("openweather-current.json"))
+            stub.enqueue("GET", "/v1/forecast", .status(500), .status(503))
             let (logger, capture) = capturingLogger()
             let time = TestTime()
             let client = OpenWeatherClient(baseURL: stub.baseURL, apiKey: Self.key, client: testClient(time, logger: logger))
-            _ = try await client.current(lat: 42, lon: -93)
+            _ = try await client.current(lat: 48.1391, lon: 13.3932)
+            _ = try? await OpenMeteoClient(baseURL: stub.baseURL, client: testClient(time, logger: logger)).current(lat: 48.1391, lon: 13.3932)
             let lines = capture.all
-            #expect(lines.count >= 5)
-            #expect(lines.contains { $0.contains("appid=REDACTED") })
+            #expect(lines.count >= 7)
+            #expect(lines.contains { $0.contains("appid=REDACTED") && $0.contains("lat=REDACTED") })
+            #expect(lines.contains { $0.contains("latitude=REDACTED") })
             #expect(!lines.contains { $0.contains(Self.key) })
+            #expect(!lines.contains { $0.contains("48.13") || $0.contains("13.39") }, "\(lines)")
         }
     }
 }

@@ -182,3 +182,128 @@ final class Acknowledged: Sendable {
     var ids: [String] { value.withLock { $0 } }
     var count: Int { value.withLock { $0.count } }
 }
+
+/// A raw TCP connection to the service on loopback, for what URLSession will not do: send half a
+/// request and wait, hold idle connections, see the server close one.
+final class RawConnection {
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard rc == 0 else {
+            close(fd)
+            throw POSIXError(.ECONNREFUSED)
+        }
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// What arrives within `seconds` (until the server closes the connection or the time is up),
+    /// and whether the server closed it.
+    func receive(seconds: Double) -> (text: String, closed: Bool) {
+        var out: [UInt8] = []
+        let deadline = Date().addingTimeInterval(seconds)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while Date() < deadline {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let left = Int32(max(1, deadline.timeIntervalSinceNow * 1000))
+            guard poll(&p, 1, left) > 0 else { break }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { return (String(decoding: out, as: UTF8.self), true) }
+            out += buffer[0..<n]
+            if String(decoding: out, as: UTF8.self).contains("\r\n\r\n"), !out.isEmpty, n < buffer.count, seconds < 1 { break }
+        }
+        return (String(decoding: out, as: UTF8.self), false)
+    }
+}
+
+/// Slow and idle clients against `soundtrack serve`: the timeouts close them, and SIGTERM ends the
+/// process within the shutdown delay and the drain timeout whatever they do.
+@Suite struct SlowClientTests {
+    @Test(.timeLimit(.minutes(2))) func slowClientsAndShutdown() async throws {
+        let dir = Repo.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = dir.appendingPathComponent("s.sqlite").path
+        var r = try GracefulShutdownTests.cli(["catalog", "import", Repo.smallCatalog.path, "--db", db])
+        #expect(r.status == 0, "\(r.err)")
+        try Data("u-1\n".utf8).write(to: dir.appendingPathComponent("users.txt"))
+        r = try GracefulShutdownTests.cli(["keys", "create", "--users-file", dir.appendingPathComponent("users.txt").path, "--add-users", "--db", db])
+        let key = try #require(r.out.split(separator: "\n").compactMap { $0.split(separator: "\t").last.map(String.init) }.first)
+
+        let p = Process()
+        p.executableURL = GracefulShutdownTests.executable
+        p.arguments = [
+            "serve", "--db", db, "--port", "0", "--idle-timeout", "3", "--body-timeout", "60", "--shutdown-delay", "3", "--drain-timeout", "2",
+        ]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        var started = ""
+        while !started.contains("listening on http://127.0.0.1:") || !started.hasSuffix("\n") {
+            let chunk = err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            started += String(decoding: chunk, as: UTF8.self)
+        }
+        let port = try #require(Int(started.components(separatedBy: "http://127.0.0.1:").last.map { String($0.prefix { $0.isNumber }) } ?? ""))
+
+        // A slowloris (half a request head) is closed by the idle timeout, without an answer.
+        let loris = try RawConnection(port: port)
+        loris.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        let t0 = Date()
+        let cut = loris.receive(seconds: 10)
+        #expect(cut.closed && cut.text.isEmpty, "\(cut)")
+        #expect(Date().timeIntervalSince(t0) < 8)
+
+        // Clients that go away in the middle of a body are not internal errors (no 500 counted).
+        for _ in 0..<3 {
+            let gone = try RawConnection(port: port)
+            gone.send("POST /v1/picks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"user\":")
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let metrics = try RawConnection(port: port)
+        metrics.send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        let exposition = metrics.receive(seconds: 1).text
+        #expect(exposition.contains("soundtrack_http_requests_total"))
+        #expect(!exposition.contains("status=\"500\""), "\(exposition.split(separator: "\n").filter { $0.contains("requests_total") })")
+
+        // Idle connections, a slow uploader in the middle of its body, and a keep-alive client.
+        let idle = try (0..<200).map { _ in try RawConnection(port: port) }
+        let uploader = try RawConnection(port: port)
+        uploader.send("POST /v1/picks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"user\":")
+        let keepAlive = try RawConnection(port: port)
+        keepAlive.send("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(keepAlive.receive(seconds: 0.5).text.hasPrefix("HTTP/1.1 200"))
+
+        let term = Date()
+        kill(p.processIdentifier, SIGTERM)
+        try await Task.sleep(for: .milliseconds(300))
+        // Draining: /readyz answers 503 on an open connection and on a new one; the rest still serves.
+        keepAlive.send("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(keepAlive.receive(seconds: 0.5).text.hasPrefix("HTTP/1.1 503"))
+        let fresh = try RawConnection(port: port)
+        fresh.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(fresh.receive(seconds: 0.5).text.hasPrefix("HTTP/1.1 200"))
+        // The process ends within the delay (3 s) and the drain timeout (2 s), with a margin.
+        while p.isRunning, Date().timeIntervalSince(term) < 20 { try await Task.sleep(for: .milliseconds(50)) }
+        let took = Date().timeIntervalSince(term)
+        #expect(!p.isRunning)
+        #expect(took < 9, "exited after \(took) s")
+        p.waitUntilExit()
+        #expect(p.terminationReason == .exit && p.terminationStatus == 0)
+        withExtendedLifetime(idle) {}
+        _ = uploader
+    }
+}

@@ -111,6 +111,43 @@ import SoundtrackServer
         }
     }
 
+    @Test("Another method on an existing path gets 405 with Allow; a body not declared as JSON gets 415; /readyz says 503 once draining")
+    func methodsMediaTypesAndDraining() async throws {
+        let f = try Fixture()
+        let key = f.keys["u-1"]!, admin = f.admin
+        try await f.api.buildApplication().test(.router) { client in
+            var r = try await client.send(.get, "/v1/users", key: admin)
+            #expect(r.status == .methodNotAllowed)
+            #expect(r.headers[.allow] == "POST")
+            #expect(r.errorCode == "method_not_allowed")
+            r = try await client.send(.put, "/v1/users/u-1", key: admin)
+            #expect(r.status == .methodNotAllowed)
+            #expect(r.headers[.allow] == "DELETE")
+            r = try await client.send(.get, "/v1/picks", key: key)
+            #expect(r.headers[.allow] == "POST")
+            r = try await client.send(.get, "/v1/nothing", key: key)
+            #expect(r.status == .notFound)
+            #expect(r.errorCode == "not_found")
+            for type in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"] {
+                let t = try await client.execute(
+                    uri: "/v1/picks", method: .post, headers: [.authorization: "Bearer \(key)", .contentType: type],
+                    body: ByteBuffer(string: Doc.snapshot(user: "u-1")))
+                #expect(t.status == .unsupportedMediaType, "\(type)")
+                #expect(t.errorCode == "unsupported_media_type")
+            }
+            let ok = try await client.execute(
+                uri: "/v1/picks", method: .post, headers: [.authorization: "Bearer \(key)", .contentType: "application/json; charset=utf-8"],
+                body: ByteBuffer(string: Doc.snapshot(user: "u-1")))
+            #expect(ok.status == .ok)
+            #expect(try await client.send(.get, "/readyz").status == .ok)
+            f.api.beginDraining()
+            r = try await client.send(.get, "/readyz")
+            #expect(r.status == .serviceUnavailable)
+            #expect(r.errorCode == "unavailable")
+            #expect(try await client.send(.get, "/healthz").status == .ok)
+        }
+    }
+
     @Test func badInputNamesTheField() async throws {
         let f = try Fixture()
         let key = f.keys["u-1"]!, admin = f.admin
