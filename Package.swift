@@ -19,6 +19,8 @@ let package = Package(
         // NIOCore for the HTTP/1 channel's idle timeout (a TimeAmount), NIOHTTP1 for its parser errors;
         // already in the graph through hummingbird.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // NIOHTTPTypes: the request and response parts of hummingbird's HTTP/1 pipeline (MalformedRequestHandler).
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -100,6 +102,7 @@ let package = Package(
             dependencies: [
                 "SoundtrackRules", "SoundtrackProviders", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
                 "CSupport",
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),

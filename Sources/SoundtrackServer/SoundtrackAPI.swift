@@ -98,7 +98,9 @@ public final class SoundtrackAPI: Sendable {
     public func buildApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         Application(
             router: buildRouter(),
-            server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout))),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [MalformedRequestHandler()], idleTimeout: TimeAmount(configuration.idleTimeout))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: (checkpoints.map { [$0] } ?? []) + [committer],  // stopped in reverse order: the committer first
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },

@@ -266,6 +266,20 @@ final class RawConnection {
         #expect(cut.closed && cut.text.isEmpty, "\(cut)")
         #expect(Date().timeIntervalSince(t0) < 8)
 
+        // A request that is not HTTP gets the API's JSON error, and the connection closes.
+        let garbage = try RawConnection(port: port)
+        garbage.send("GARBAGE \u{1}\r\n\r\n")
+        let answer = garbage.receive(seconds: 3)
+        #expect(answer.text.hasPrefix("HTTP/1.1 400"), "\(answer)")
+        #expect(answer.text.contains(#"{"error":{"code":"bad_request","message":"malformed HTTP request"}}"#), "\(answer)")
+        #expect(answer.closed)
+        // After a good request on the same connection too.
+        let keptThenBad = try RawConnection(port: port)
+        keptThenBad.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nBAD\u{0} REQUEST\r\n\r\n")
+        let both = keptThenBad.receive(seconds: 3)
+        #expect(both.text.hasPrefix("HTTP/1.1 200"), "\(both)")
+        #expect(both.text.contains("HTTP/1.1 400") && both.text.contains(#""code":"bad_request""#), "\(both)")
+
         // Clients that go away in the middle of a body are not internal errors (no 500 counted).
         for _ in 0..<3 {
             let gone = try RawConnection(port: port)
