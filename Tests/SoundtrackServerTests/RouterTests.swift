@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import SoundtrackContext
+import SoundtrackProviders
 import SoundtrackServer
 @testable import SoundtrackStore
 
@@ -342,6 +343,51 @@ import SoundtrackServer
             #expect(text.contains("soundtrack_picks_total 1"))
             #expect(text.contains("soundtrack_bins_created_total 1"))
             #expect(text.contains("soundtrack_bin_switches_total"))
+        }
+    }
+
+    @Test("At trace level, no route, error or provider failure logs a coordinate, an email, a key, a calendar title or a device name")
+    func traceLogsOfEveryRouteHoldNothingSensitive() async throws {
+        let providerLogs = CapturedLogs()
+        /// A weather provider that always answers 500 (its URL, with the coordinates, is what gets logged).
+        struct Failing: HTTPTransport {
+            func send(_ request: SoundtrackProviders.HTTPRequest, timeout: Double) async throws(TransportFailure) -> SoundtrackProviders.HTTPResponse {
+                SoundtrackProviders.HTTPResponse(status: 500)
+            }
+        }
+        let client = ProviderHTTPClient(transport: Failing(), policy: RetryPolicy(maxAttempts: 2, baseDelay: 0, maxDelay: 0), logger: providerLogs.logger, sleep: { _ in })
+        let weather = WeatherService(providers: [
+            OpenWeatherClient(baseURL: URL(string: "http://127.0.0.1:9/data/2.5")!, apiKey: "OWKEY-123456", client: client),
+            OpenMeteoClient(baseURL: URL(string: "http://127.0.0.1:9")!, client: client),
+        ])
+        let f = try Fixture { $0.enricher = SnapshotEnricher(weather: weather, googleCalendar: nil, storedEvents: nil) }
+        let key = f.keys["u-1"]!, admin = f.admin
+        let track = try f.track
+        let bare = #"{"user":"u-1","at":"2026-03-14T07:42:10+01:00","location":{"lat":42.0267,"lon":-93.6465}}"#
+        try await f.api.buildApplication().test(.router) { client in
+            var r = try await client.send(.post, "/v1/picks", key: key, body: bare)
+            #expect(r.json["enriched"]?.serialized().contains(#""section":"weather""#) == true, "\(r.text)")
+            r = try await client.send(.post, "/v1/picks?top=5", key: key, body: Doc.snapshot(user: "u-1"))
+            let pickId = r.json["pick_id"]?.stringValue ?? ""
+            _ = try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-1", lat: 142.0267))
+            _ = try await client.send(.post, "/v1/picks", key: "stk_nope_nope", body: Doc.snapshot(user: "u-1"))
+            _ = try await client.send(.post, "/v1/picks", key: f.keys["u-2"]!, body: Doc.snapshot(user: "u-1"))
+            _ = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "e-1", user: "u-1", track: track, pickId: pickId, snapshot: true))
+            _ = try await client.send(.post, "/v1/feedback", key: key, body: "[" + Doc.event(id: "e-2", user: "u-1", track: "nope", snapshot: true) + "]")
+            _ = try await client.send(.post, "/v1/users", key: admin, body: #"{"id": "u-7", "email": "ana.secret@example.org", "age": 24, "region": "DE"}"#)
+            _ = try await client.send(.post, "/v1/users", key: admin, body: #"{"id": "u-7", "email": "ana.secret@example.org"}"#)
+            _ = try await client.send(.get, "/v1/users/u-1/bins", key: key)
+            _ = try await client.send(.delete, "/v1/users/u-7", key: admin)
+            _ = try await client.send(.get, "/v1/users", key: admin)
+            _ = try await client.execute(
+                uri: "/v1/picks", method: .post, headers: [.authorization: "Bearer \(key)", .contentType: "text/plain"],
+                body: ByteBuffer(string: Doc.snapshot(user: "u-1")))
+            for path in ["/healthz", "/readyz", "/metrics", "/openapi.json", "/nope"] { _ = try await client.send(.get, path) }
+        }
+        let logs = f.logs.text + "\n" + providerLogs.text
+        #expect(providerLogs.text.contains("lat=REDACTED"), "\(providerLogs.text)")
+        for secret in ["42.0267", "93.6465", "142.0267", "oncology", "Confidential", "AirPods", "ana.secret", "example.org", "OWKEY", key, admin] {
+            #expect(!logs.contains(secret), "\(secret) reached the logs")
         }
     }
 
