@@ -133,48 +133,26 @@ extension Recommender {
     /// move between are one context seen two ways) and multiplied by `1 + τ · days between their
     /// mean times` (bins of the same period of the user's life are more alike than their vectors say).
     func mergeCost(_ a: Bin, _ b: Bin, weights: [Float]) -> Float {
-        let distance = centroidDistance(a, b, weights: weights)
-        guard distance.isFinite else { return .infinity }
-        let na = Float(a.observations), nb = Float(b.observations)
-        let switches = Float(a.transitions[b.number] ?? 0)
-        let days = Float(abs(a.meanTime - b.meanTime) / 86_400)
-        return na * nb / (na + nb) * distance / (1 + config.mergeTransitionWeight * switches)
-            * (1 + config.mergeTimeWeightPerDay * days)
+        BinVectors([a, b]).mergeCost(0, 1, weights: weights, config: config)
     }
 
     /// The weighted mean squared distance between two bins' centroids over the slots both have seen
     /// (``EngineConfig/presenceThreshold``); `+∞` when they share none.
     func centroidDistance(_ a: Bin, _ b: Bin, weights: [Float]) -> Float {
-        let threshold = config.presenceThreshold
-        var sw: Float = 0, s: Float = 0
-        a.centroid.withUnsafeBufferPointer { ca in
-            b.centroid.withUnsafeBufferPointer { cb in
-                a.observed.withUnsafeBufferPointer { oa in
-                    b.observed.withUnsafeBufferPointer { ob in
-                        for k in 0..<FeatureLayout.dimension where oa[k] >= threshold && ob[k] >= threshold {
-                            let dc = ca[k] - cb[k]
-                            sw += weights[k]
-                            s += weights[k] * dc * dc
-                        }
-                    }
-                }
-            }
-        }
-        return sw > 0 ? s / sw : .infinity
+        BinVectors([a, b]).distance(0, 1, weights: weights, threshold: config.presenceThreshold)
     }
 
     /// Merges the pair of bins of least ``mergeCost(_:_:weights:)`` while the user has more than
-    /// ``EngineConfig/binCap`` bins.
+    /// ``EngineConfig/binCap`` bins. The pairs are costed over the bins' vectors laid side by side
+    /// (``BinVectors``): going through the `Bin` values copied each bin's arrays for every pair.
     func mergeClosest(at: Date, state: inout UserState) {
         while state.bins.count > max(1, config.cap(for: state)) {
             var best: (i: Int, j: Int, cost: Float)?
-            let weights = state.weights
-            state.bins.withUnsafeBufferPointer { bins in
-                for i in bins.indices {
-                    for j in (i + 1)..<bins.count {
-                        let c = mergeCost(bins[i], bins[j], weights: weights)
-                        if best == nil || c < best!.cost { best = (i, j, c) }
-                    }
+            let vectors = BinVectors(state.bins)
+            for i in 0..<vectors.count {
+                for j in (i + 1)..<vectors.count {
+                    let c = vectors.mergeCost(i, j, weights: state.weights, config: config)
+                    if best == nil || c < best!.cost { best = (i, j, c) }
                 }
             }
             guard let best else { return }
@@ -312,5 +290,67 @@ extension Recommender {
             state.bins[i].label = label
             state.changes.bins.insert(state.bins[i].number)
         }
+    }
+}
+
+/// A user's bins' vectors side by side (bin `i`'s slots at `i·d ..< (i+1)·d`), with what merge
+/// costs read of each bin: the pairwise costs of ``Recommender/mergeClosest(at:state:)`` without
+/// copying a `Bin` per pair.
+struct BinVectors {
+    let count: Int
+    private let centroids: [Float]
+    private let observed: [Float]
+    private let observations: [Float]
+    private let meanTimes: [Double]
+    private let numbers: [Int]
+    private let transitions: [[Int: Int]]
+
+    init(_ bins: [Bin]) {
+        let d = FeatureLayout.dimension
+        count = bins.count
+        var centroids = [Float](), observed = [Float]()
+        centroids.reserveCapacity(bins.count * d)
+        observed.reserveCapacity(bins.count * d)
+        for b in bins {
+            centroids += b.centroid
+            observed += b.observed
+        }
+        self.centroids = centroids
+        self.observed = observed
+        observations = bins.map { Float($0.observations) }
+        meanTimes = bins.map(\.meanTime)
+        numbers = bins.map(\.number)
+        transitions = bins.map(\.transitions)
+    }
+
+    /// The weighted mean squared distance between the centroids of bins `i` and `j` over the slots
+    /// both have seen (presence at least `threshold`); `+∞` when they share none.
+    func distance(_ i: Int, _ j: Int, weights: [Float], threshold: Float) -> Float {
+        let d = FeatureLayout.dimension
+        var sw: Float = 0, s: Float = 0
+        centroids.withUnsafeBufferPointer { c in
+            observed.withUnsafeBufferPointer { o in
+                weights.withUnsafeBufferPointer { w in
+                    let a = i * d, b = j * d
+                    for k in 0..<d where o[a + k] >= threshold && o[b + k] >= threshold {
+                        let dc = c[a + k] - c[b + k]
+                        sw += w[k]
+                        s += w[k] * dc * dc
+                    }
+                }
+            }
+        }
+        return sw > 0 ? s / sw : .infinity
+    }
+
+    /// ``Recommender/mergeCost(_:_:weights:)`` of bins `i` and `j`.
+    func mergeCost(_ i: Int, _ j: Int, weights: [Float], config: EngineConfig) -> Float {
+        let distance = distance(i, j, weights: weights, threshold: config.presenceThreshold)
+        guard distance.isFinite else { return .infinity }
+        let na = observations[i], nb = observations[j]
+        let switches = Float(transitions[i][numbers[j]] ?? 0)
+        let days = Float(abs(meanTimes[i] - meanTimes[j]) / 86_400)
+        return na * nb / (na + nb) * distance / (1 + config.mergeTransitionWeight * switches)
+            * (1 + config.mergeTimeWeightPerDay * days)
     }
 }
