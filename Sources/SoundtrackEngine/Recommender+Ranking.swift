@@ -116,6 +116,8 @@ extension Recommender {
     /// evidence list replaces the two bins' in the ranking cache. A stale cache is left to
     /// ``refreshRankingCache(_:index:)``.
     func mergeBinEvidence(into merged: Bin, dropping dropped: Int, state: inout UserState) {
+        state.rankingCache.sound[dropped] = nil
+        state.rankingCache.binProfile[dropped] = nil
         guard state.rankingCache.evidenceVersion == state.evidenceVersion else { return }
         state.rankingCache.binEvidence[dropped] = nil
         let list = Self.evidenceList(merged, index: catalog.index())
@@ -171,9 +173,12 @@ extension Recommender {
             cache.knnOrder = knn.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(limit / 4).map(\.key)
             cache.popular = popular
         }
-        // Sound neighbours and profiles of bins stay valid while the bin is the same.
-        for (number, entry) in current.sound { cache.sound[number] = entry }
-        cache.binProfile = current.binProfile
+        // Sound neighbours and profiles of bins stay valid while the bin is the same (those of bins
+        // merged or folded away are dropped).
+        for bin in state.bins {
+            if let entry = current.sound[bin.number] { cache.sound[bin.number] = entry }
+            if let entry = current.binProfile[bin.number] { cache.binProfile[bin.number] = entry }
+        }
         state.rankingCache = cache
     }
 
@@ -261,7 +266,7 @@ extension Recommender {
         let genres = Set(counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map(\.key))
         // Candidates: the nearest tracks of each liked song (searched once per track and catalog,
         // shared by every bin and person who likes it), ranked by the bin's sound and genres.
-        // A bin of many likes takes fewer of each song's (best first), about 256 in all.
+        // A bin of many likes takes fewer of each song's (best first): about 256 in all, at least 8 each.
         let each = max(8, min(SoundCache.trackNeighbours, 256 / liked.count))
         var pool: [Int] = []
         for r in liked {
@@ -427,16 +432,17 @@ final class SoundCache: Sendable {
     static let spare = 64
     /// How many nearest tracks of each liked track are kept (``neighbours(ofRow:index:search:)``).
     static let trackNeighbours = 32
-    private let entries = Mutex<(index: ObjectIdentifier?, rows: [String: [Int]])>((nil, [:]))
-    private let tracks = Mutex<(index: ObjectIdentifier?, rows: [Int: [Int]])>((nil, [:]))
+    // The index itself is kept (compared by identity): an address could be reused by a new index
+    // once the old one is freed.
+    private let entries = Mutex<(index: CatalogIndex?, rows: [String: [Int]])>((nil, [:]))
+    private let tracks = Mutex<(index: CatalogIndex?, rows: [Int: [Int]])>((nil, [:]))
 
     /// The nearest tracks of catalog row `row` in `index`, computed by `search` when not known yet.
     func neighbours(ofRow row: Int, index: CatalogIndex, search: () -> [Int]) -> [Int] {
-        let id = ObjectIdentifier(index)
-        if let known = tracks.withLock({ $0.index == id ? $0.rows[row] : nil }) { return known }
+        if let known = tracks.withLock({ $0.index === index ? $0.rows[row] : nil }) { return known }
         let rows = search()
         tracks.withLock {
-            if $0.index != id { $0 = (id, [:]) }
+            if $0.index !== index { $0 = (index, [:]) }
             $0.rows[row] = rows
         }
         return rows
@@ -444,11 +450,10 @@ final class SoundCache: Sendable {
 
     /// The rows known under `key` for `index`, computed by `search` when not known yet.
     func rows(key: String, index: CatalogIndex, search: () -> [Int]) -> [Int] {
-        let id = ObjectIdentifier(index)
-        if let known = entries.withLock({ $0.index == id ? $0.rows[key] : nil }) { return known }
+        if let known = entries.withLock({ $0.index === index ? $0.rows[key] : nil }) { return known }
         let rows = search()
         entries.withLock {
-            if $0.index != id { $0 = (id, [:]) }
+            if $0.index !== index { $0 = (index, [:]) }
             $0.rows[key] = rows
         }
         return rows

@@ -190,10 +190,10 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
             server.maxBatchEvents = try s.optionalInteger("max_batch_events", in: 1...100_000)
             server.rate = try s.number("rate", .above(0))
             server.burst = try s.number("burst", .above(0))
-            server.idleTimeout = try s.number("idle_timeout_s", .above(0))
-            server.bodyTimeout = try s.number("body_timeout_s", .above(0))
-            server.shutdownDelay = try s.number("shutdown_delay_s", .atLeast(0))
-            server.drainTimeout = try s.number("drain_timeout_s", .above(0))
+            server.idleTimeout = try s.number("idle_timeout_s", .closed(0.001, 86_400))
+            server.bodyTimeout = try s.number("body_timeout_s", .closed(0.001, 86_400))
+            server.shutdownDelay = try s.number("shutdown_delay_s", .closed(0, 86_400))
+            server.drainTimeout = try s.number("drain_timeout_s", .closed(0.001, 86_400))
         }
         if let h = try root.object("http") {
             try h.rejectUnknown(["timeout_s", "max_attempts", "backoff_s", "max_backoff_s", "max_retry_after_s"])

@@ -7,6 +7,9 @@ import NIOHTTPTypes
 /// API's JSON error, `400 bad_request`, and closes the connection. Without it the HTTP library
 /// answers such a request with an empty 400.
 ///
+/// A response written before its request's body was read to the end closes the connection (see
+/// ``write(context:data:promise:)``).
+///
 /// It sits after the HTTP codec. A parser error that arrives while a request is being read (its
 /// head came and its end did not: a body cut off or malformed) is passed on, so that the request's
 /// handler answers it (``SoundtrackAPI`` counts it as a 400): never two responses for one request.
@@ -46,6 +49,15 @@ final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         pending = max(0, pending - 1)
+        if reading {
+            // Answered before its body was read (401, 403, 404, 405, 413, 415…): the rest of the
+            // body would be read with no body timeout, a chunk at a time, each restarting the idle
+            // timer. The connection closes after the answer instead.
+            answered = true
+            context.writeAndFlush(data, promise: promise)
+            context.close(promise: nil)
+            return
+        }
         context.write(data, promise: promise)
         if pending == 0, answerAfterPending { answer(context) }
     }

@@ -65,7 +65,8 @@ public struct ServerConfiguration: Sendable {
     /// (so that a load balancer stops sending requests first); then the listener closes.
     public var shutdownDelay: Duration = .seconds(1)
     /// After the listener closes, the most time the requests in flight get to finish; past it they
-    /// are cut off (their clients get no answer). Queued writes are committed either way.
+    /// are cut off (answered 503 `unavailable` if the client still listens, never acknowledged).
+    /// Queued writes are committed either way.
     public var drainTimeout: Duration = .seconds(10)
     /// Clocks: wall time for records, and a monotonic one (seconds) for rate limits and latencies.
     public var clock: ServerClock = .system

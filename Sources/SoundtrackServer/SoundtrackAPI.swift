@@ -110,7 +110,7 @@ public final class SoundtrackAPI: Sendable {
     /// The router with every route and middleware.
     public func buildRouter() -> Router<BasicRequestContext> {
         let router = Router()
-        router.add(middleware: ErrorAndMetricsMiddleware(metrics: metrics, logger: logger, clock: configuration.clock))
+        router.add(middleware: ErrorAndMetricsMiddleware(metrics: metrics, logger: logger, clock: configuration.clock) { [self] in isDraining })
         router.post("/v1/picks") { request, _ in try await self.postPick(request) }
         router.post("/v1/feedback") { request, _ in try await self.postFeedback(request) }
         router.get("/v1/users/{id}/bins") { request, context in try self.getBins(request, id: Self.pathID(context.parameters.require("id"))) }
@@ -358,6 +358,8 @@ struct ErrorAndMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
     let logger: Logger
     let clock: ServerClock
+    /// Whether the service is shutting down (a cancelled request is then one the drain timeout cut off).
+    let draining: @Sendable () -> Bool
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -389,7 +391,7 @@ struct ErrorAndMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             var e = APIError(.badRequest, code: "bad_request", message: "malformed or incomplete request body")
             e.close = true
             response = try e.response(from: request, context: context)
-        } catch is CancellationError {
+        } catch is CancellationError where draining() {
             // The drain timeout ran out while this request was still in flight.
             logger.debug("request cut off by the shutdown", metadata: ["route": "\(context.endpointPath ?? "unknown")"])
             var e = APIError.unavailable

@@ -14,7 +14,10 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Options fall back to the environment: SOUNDTRACK_DB, SOUNDTRACK_HOST, SOUNDTRACK_PORT, SOUNDTRACK_RATE, SOUNDTRACK_BURST, \
             then to the configuration file's `server` section (--config, see docs/configuration.md). \
-            On SIGTERM (or SIGINT) /readyz answers 503 for --shutdown-delay seconds while everything else still serves,             then the service stops accepting connections, gives the requests in flight up to --drain-timeout seconds,             commits every queued write and exits 0. Idle connections and request heads slower than --idle-timeout are             closed; a body slower than --body-timeout gets 408.
+            On SIGTERM (or SIGINT) /readyz answers 503 for --shutdown-delay seconds while everything else still serves, \
+            then the service stops accepting connections, gives the requests in flight up to --drain-timeout seconds, \
+            commits every queued write and exits 0. Idle connections and request heads slower than --idle-timeout are \
+            closed; a body slower than --body-timeout gets 408.
             """)
 
     @OptionGroup var store: StoreOptions
@@ -50,8 +53,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("--idle-timeout", idleTimeout, false), ("--body-timeout", bodyTimeout, false), ("--shutdown-delay", shutdownDelay, true),
             ("--drain-timeout", drainTimeout, false),
         ] {
-            if let value, !(value.isFinite && (zeroAllowed ? value >= 0 : value > 0) && value <= 86_400) {
-                throw ValidationError("\(name) must be a number of seconds in \(zeroAllowed ? "0" : "(0")...86400, got \(value)")
+            if let value, !(value.isFinite && value >= (zeroAllowed ? 0 : 0.001) && value <= 86_400) {
+                throw ValidationError("\(name) must be a number of seconds in \(zeroAllowed ? "0" : "0.001")...86400, got \(value)")
             }
         }
     }

@@ -180,22 +180,34 @@ struct ReplayTests {
 
     @Test("A second replay on the same database while the first runs is refused at once with a clear message, exit 1; the first completes")
     func twoReplays() throws {
-        let n = 6000
+        let n = 600
         let (dir, db) = try Logs.database(users: users)
-        let log = dir.appendingPathComponent("log.jsonl")
-        try Logs.write(try CrashTests.multiUserLog(n, users: users), log)
-        let first = try CLI.start(["replay", "--db", db, "--block-bytes", "8000", log.path])
+        let lines = try CrashTests.multiUserLog(n, users: users)
+        // The first replay reads standard input, kept open until the second has been refused: it
+        // holds the lock for certain while the second starts.
+        let first = Process()
+        first.executableURL = CLI.executable
+        first.arguments = ["replay", "--db", db, "--block-bytes", "2000", "-"]
+        first.currentDirectoryURL = CLI.root
+        let input = Pipe(), err = Pipe()
+        first.standardInput = input
+        first.standardError = err
+        first.standardOutput = FileHandle.nullDevice
+        try first.run()
+        input.fileHandleForWriting.write(Data((lines.prefix(300).joined(separator: "\n") + "\n").utf8))
         let deadline = Date().addingTimeInterval(120)
         while ((try? Self.count(db)) ?? 0) < 100 && Date() < deadline { usleep(2_000) }
-        let second = try CLI.run(["replay", "--db", db, "--block-bytes", "8000", log.path])
-        let out = first.out.fileHandleForReading.readDataToEndOfFile()
-        let err = String(decoding: first.err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        first.process.waitUntilExit()
-        _ = out
-        #expect(first.process.terminationStatus == 0, "\(err)")
-        #expect(err.contains("\(n) records: \(n) applied"), "\(err)")
+        let log = dir.appendingPathComponent("log.jsonl")
+        try Logs.write(lines, log)
+        let second = try CLI.run(["replay", "--db", db, log.path])
+        input.fileHandleForWriting.write(Data((lines.dropFirst(300).joined(separator: "\n") + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        let firstErr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 0, "\(firstErr)")
+        #expect(firstErr.contains("\(n) records: \(n) applied"), "\(firstErr)")
         #expect(second.status == 1, "\(second.stderr)")
-        #expect(second.stderr.contains("another replay or batch is writing this database (\(db)): replay (process \(first.process.processIdentifier))"), "\(second.stderr)")
+        #expect(second.stderr.contains("another replay or batch is writing this database (\(db)): replay (process \(first.processIdentifier))"), "\(second.stderr)")
         #expect(!second.stderr.lowercased().contains("constraint"), "\(second.stderr)")
         // The lock went with the first process: a third run replays nothing new and exits 0.
         let third = try CLI.run(["replay", "--db", db, log.path])

@@ -243,7 +243,7 @@ final class RawConnection {
         let p = Process()
         p.executableURL = GracefulShutdownTests.executable
         p.arguments = [
-            "serve", "--db", db, "--port", "0", "--idle-timeout", "3", "--body-timeout", "60", "--shutdown-delay", "3", "--drain-timeout", "2",
+            "serve", "--db", db, "--port", "0", "--idle-timeout", "3", "--body-timeout", "2", "--shutdown-delay", "3", "--drain-timeout", "2",
         ]
         let err = Pipe()
         p.standardError = err
@@ -290,8 +290,24 @@ final class RawConnection {
         let metrics = try RawConnection(port: port)
         metrics.send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
         let exposition = metrics.receive(seconds: 1).text
-        #expect(exposition.contains("soundtrack_http_requests_total"))
-        #expect(!exposition.contains("status=\"500\""), "\(exposition.split(separator: "\n").filter { $0.contains("requests_total") })")
+        let counts = exposition.split(separator: "\n").filter { $0.hasPrefix("soundtrack_http_requests_total") }
+        #expect(!exposition.contains("status=\"500\""), "\(counts)")
+        // Counted, as client errors: the three hang-ups are 400s of /v1/picks.
+        let hangUps = counts.first { $0.contains(#"route="/v1/picks",method="POST",status="400""#) }
+        #expect(hangUps.flatMap { $0.split(separator: " ").last.flatMap { Int($0) } } ?? 0 >= 3, "\(counts)")
+
+        // A body slower than the body timeout (2 s here, below the idle timeout) gets the JSON 408, and the connection closes.
+        let slowBody = try RawConnection(port: port)
+        slowBody.send("POST /v1/picks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Type: application/json\r\nContent-Length: 300\r\n\r\n{\"user\":")
+        let timedOut = slowBody.receive(seconds: 10)
+        #expect(timedOut.text.hasPrefix("HTTP/1.1 408") && timedOut.text.contains(#""code":"request_timeout""#), "\(timedOut)")
+        #expect(timedOut.closed)
+        // An answer before the body was read (no key: 401) closes the connection: the rest of the
+        // body is not read a chunk at a time with no body timeout.
+        let noKey = try RawConnection(port: port)
+        noKey.send("POST /v1/picks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 300\r\n\r\n{\"user\":")
+        let refused = noKey.receive(seconds: 5)
+        #expect(refused.text.hasPrefix("HTTP/1.1 401") && refused.closed, "\(refused)")
 
         // Idle connections, a slow uploader in the middle of its body, and a keep-alive client.
         let idle = try (0..<200).map { _ in try RawConnection(port: port) }
