@@ -484,37 +484,66 @@ public enum OpenAPIDocument {
           "user",
           "at"
         ],
-        "description": "A sensor snapshot (docs/formats.md). Every section but user and at is optional; unknown fields are ignored.",
+        "description": "A sensor snapshot (docs/formats.md, field by field in docs/schemas/snapshot.v1.schema.json). Every section but user and at is optional; a section or a tag value given as null is the same as one left out; unknown fields are ignored.",
         "properties": {
           "user": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[^\\u0000-\\u001F\\u007F]+$"
           },
           "at": {
             "type": "string",
             "format": "date-time"
           },
           "location": {
-            "type": "object"
+            "type": [
+              "object",
+              "null"
+            ]
           },
           "weather": {
-            "type": "object"
+            "type": [
+              "object",
+              "null"
+            ]
           },
           "calendar": {
-            "type": "object"
+            "type": [
+              "object",
+              "null"
+            ]
           },
           "bluetooth": {
-            "type": "object"
+            "type": [
+              "object",
+              "null"
+            ]
           },
           "motion": {
-            "type": "object"
+            "type": [
+              "object",
+              "null"
+            ]
           },
           "audio": {
-            "type": "object"
+            "type": [
+              "object",
+              "null"
+            ]
           },
           "tags": {
-            "type": "object",
+            "type": [
+              "object",
+              "null"
+            ],
+            "maxProperties": 64,
             "additionalProperties": {
-              "type": "string"
+              "type": [
+                "string",
+                "null"
+              ],
+              "maxLength": 1024
             }
           }
         }
