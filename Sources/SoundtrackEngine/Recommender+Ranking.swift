@@ -112,6 +112,14 @@ extension Recommender {
         return list
     }
 
+    /// The catalog rows of the bin's liked songs (mean rating above 3), in the bin's order.
+    static func likedRows(of bin: Bin, index: CatalogIndex) -> [Int] {
+        bin.songs.compactMap { s in
+            let e = evidence(s)
+            return e.n > 0 && e.sum / e.n > 3 ? index.row(of: s) : nil
+        }
+    }
+
     /// After a merge that kept the user's evidence (``merge(_:into:state:)``): the merged bin's
     /// evidence list replaces the two bins' in the ranking cache. A stale cache is left to
     /// ``refreshRankingCache(_:index:)``.
@@ -224,8 +232,7 @@ extension Recommender {
         let bin = state.bins[binIndex]
         let signature = bin.evidenceSignature
         if let p = state.rankingCache.binProfile[bin.number], p.signature == signature { return p.profile }
-        let likedRows = bin.songs.filter { Self.evidence($0).n > 0 && Self.evidence($0).sum / Self.evidence($0).n > 3 }
-            .compactMap { index.row(of: $0) }
+        let likedRows = Self.likedRows(of: bin, index: index)
         let profile = index.profile(ofRows: likedRows.isEmpty ? bin.songs.compactMap { index.row(of: $0) } : likedRows)
         state.rankingCache.binProfile[bin.number] = (signature, profile)
         return profile
@@ -249,8 +256,7 @@ extension Recommender {
     func soundNeighbours(of bin: Bin, count: Int, index: CatalogIndex) -> [Int] {
         guard index.count > 0, count > 0 else { return [] }
         let members = Set(bin.songs.compactMap { index.row(of: $0) })
-        let liked = bin.songs.filter { Self.evidence($0).n > 0 && Self.evidence($0).sum / Self.evidence($0).n > 3 }
-            .compactMap { index.row(of: $0) }
+        let liked = Self.likedRows(of: bin, index: index)
         if liked.isEmpty {
             // A bin without likes sounds like its prior: the prior's nearest tracks are searched once
             // per catalog and shared by every such bin, less the bin's own songs (the same rows as
@@ -432,27 +438,32 @@ final class SoundCache: Sendable {
     static let spare = 64
     /// How many nearest tracks of each liked track are kept (``neighbours(ofRow:index:search:)``).
     static let trackNeighbours = 32
-    // The index itself is kept (compared by identity): an address could be reused by a new index
-    // once the old one is freed.
-    private let entries = Mutex<(index: CatalogIndex?, rows: [String: [Int]])>((nil, [:]))
-    private let tracks = Mutex<(index: CatalogIndex?, rows: [Int: [Int]])>((nil, [:]))
+    private let shared = IndexMemo<String>()
+    private let tracks = IndexMemo<Int>()
 
     /// The nearest tracks of catalog row `row` in `index`, computed by `search` when not known yet.
     func neighbours(ofRow row: Int, index: CatalogIndex, search: () -> [Int]) -> [Int] {
-        if let known = tracks.withLock({ $0.index === index ? $0.rows[row] : nil }) { return known }
-        let rows = search()
-        tracks.withLock {
-            if $0.index !== index { $0 = (index, [:]) }
-            $0.rows[row] = rows
-        }
-        return rows
+        tracks.rows(row, index: index, search: search)
     }
 
     /// The rows known under `key` for `index`, computed by `search` when not known yet.
     func rows(key: String, index: CatalogIndex, search: () -> [Int]) -> [Int] {
-        if let known = entries.withLock({ $0.index === index ? $0.rows[key] : nil }) { return known }
+        shared.rows(key, index: index, search: search)
+    }
+}
+
+/// Catalog rows remembered by key for one catalog index: a new index starts them over. The index
+/// itself is kept and compared by identity (its address could be reused by a new index once it is
+/// freed). The search runs outside the lock; two threads may both run it for a new key, with the
+/// same result.
+final class IndexMemo<Key: Hashable & Sendable>: Sendable {
+    private let state = Mutex<(index: CatalogIndex?, rows: [Key: [Int]])>((nil, [:]))
+
+    /// The rows of `key` in `index`, computed by `search` when not known yet.
+    func rows(_ key: Key, index: CatalogIndex, search: () -> [Int]) -> [Int] {
+        if let known = state.withLock({ $0.index === index ? $0.rows[key] : nil }) { return known }
         let rows = search()
-        entries.withLock {
+        state.withLock {
             if $0.index !== index { $0 = (index, [:]) }
             $0.rows[key] = rows
         }
