@@ -26,16 +26,14 @@ public enum AppError: Error, CustomStringConvertible, Sendable {
 
 /// Opening the embedded default: a SQLite file created on first use and loaded with the bundled catalog.
 public enum Bootstrap {
-    /// The bundled catalog (`datasets/musicoset/catalog.csv` at build time) as built into the
-    /// executable, or `nil` when the build did not embed it.
-    public static func embeddedCatalog() -> Data? {
+    /// The bundled catalog: the first of `candidates` that exists, else the copy built into the
+    /// executable; `nil` when there is neither.
+    public static func bundledCatalog(candidates: [URL]) -> BundledCatalog? {
+        if let url = candidates.first(where: { FileManager.default.fileExists(atPath: $0.path) }) { return .file(url) }
         var size = 0
         guard let bytes = soundtrack_bundled_catalog(&size), size > 0 else { return nil }
-        return Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes), count: size, deallocator: .none)
+        return .embedded(Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes), count: size, deallocator: .none))
     }
-
-    /// How the bundled catalog of a new database is named in messages when it came from the executable.
-    public static let embeddedCatalogName = "the catalog built into the executable"
 
     /// Where the bundled catalog is looked for, in order: the working directory's `datasets/`, then
     /// the checkout the executable was built in (`.build/<config>/soundtrack` → `../../datasets`).
@@ -52,10 +50,9 @@ public enum Bootstrap {
     }
 
     /// Opens the database at `path` (creating it), and when the database has no tracks yet loads
-    /// the first catalog candidate that exists, else the catalog built into the executable
-    /// (``embeddedCatalog()``); `nil` candidates: never load one.
-    /// - Returns: the service, and where the catalog loaded now came from (a path, or
-    ///   ``embeddedCatalogName``) with the import report.
+    /// the bundled catalog (``bundledCatalog(candidates:)``); `nil` candidates: never load one.
+    /// - Returns: the service, and where the catalog loaded now came from (``BundledCatalog/name``)
+    ///   with the import report.
     public static func open(
         path: String, models: Models, seed: UInt64, catalogCandidates: [URL]?, durable: Bool = true,
         community: Bool = false, logger: Logger = Logger(label: "soundtrack")
@@ -68,13 +65,10 @@ public enum Bootstrap {
         }
         var imported: (source: String, report: CatalogReadReport)?
         if let catalogCandidates, try !store.hasTracks() {
-            if let url = catalogCandidates.first(where: { FileManager.default.fileExists(atPath: $0.path) }) {
-                imported = (url.path, try store.importCatalog(url))
-            } else if let data = embeddedCatalog() {
-                imported = (embeddedCatalogName, try store.importCatalog(data: data, format: .csv))
-            } else {
+            guard let bundled = bundledCatalog(candidates: catalogCandidates) else {
                 throw AppError.noCatalog(searched: catalogCandidates.map(\.path))
             }
+            imported = (bundled.name, try bundled.importInto(store))
         }
         var engine = Recommender(
             config: models.config, catalog: IndexCatalog(CatalogIndex(tracks: [])), priors: models.priors, seed: seed, ranker: models.ranker)
@@ -85,5 +79,36 @@ public enum Bootstrap {
         }
         logger.debug("opened database", metadata: ["path": "\(path)", "seed": "\(seed)"])
         return (SoundtrackService(store: store, engine: engine, logger: logger), imported)
+    }
+}
+
+/// Where the bundled catalog comes from: a file beside the working directory or the checkout, or
+/// the copy built into the executable (`Sources/CSupport/catalog.c`).
+public enum BundledCatalog: Sendable {
+    case file(URL)
+    case embedded(Data)
+
+    /// How messages name it: the file's path, or "the catalog built into the executable".
+    public var name: String {
+        switch self {
+        case let .file(url): url.path
+        case .embedded: "the catalog built into the executable"
+        }
+    }
+
+    /// Every accepted track, and the report of the rows rejected.
+    public func read() throws -> (tracks: [Track], report: CatalogReadReport) {
+        switch self {
+        case let .file(url): try CatalogReader().read(contentsOf: url)
+        case let .embedded(data): try CatalogReader().read(data: data, format: .csv)
+        }
+    }
+
+    /// Imports it into `store` (``Store/importCatalog(_:format:batchSize:)``).
+    public func importInto(_ store: Store) throws -> CatalogReadReport {
+        switch self {
+        case let .file(url): try store.importCatalog(url)
+        case let .embedded(data): try store.importCatalog(data: data, format: .csv)
+        }
     }
 }

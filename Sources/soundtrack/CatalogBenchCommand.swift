@@ -78,9 +78,7 @@ struct CatalogBenchCommand: ParsableCommand {
 
 /// The genre vocabulary of the bundled catalog (empty when it is not found).
 func bundledGenres() -> [String] {
-    let read = bundledCatalogURL().flatMap { try? CatalogReader().read(contentsOf: $0) }
-        ?? Bootstrap.embeddedCatalog().flatMap { try? CatalogReader().read(data: $0, format: .csv) }
-    guard let (tracks, _) = read else { return [] }
+    guard let (tracks, _) = Bootstrap.bundledCatalog(candidates: bundledCatalogCandidates()).flatMap({ try? $0.read() }) else { return [] }
     return Array(Set(tracks.flatMap(\.genres))).sorted()
 }
 
@@ -90,7 +88,7 @@ func bundledCatalogURL() -> URL? {
 }
 
 /// Where a bundled catalog file is looked for (``Bootstrap/catalogCandidates(executable:workingDirectory:)``
-/// for this process); the executable holds one besides (``Bootstrap/embeddedCatalog()``).
+/// for this process); the executable holds one besides (``Bootstrap/bundledCatalog(candidates:)``).
 func bundledCatalogCandidates() -> [URL] {
     let exe = URL(fileURLWithPath: CommandLine.arguments[0])
     return Bootstrap.catalogCandidates(

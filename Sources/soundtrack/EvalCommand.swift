@@ -18,24 +18,22 @@ struct EngineOptions: ParsableArguments {
 
     /// Reads the catalog into a similarity index.
     func loadCatalog() throws -> (CatalogIndex, String) {
-        let url: URL
+        let source: BundledCatalog
         if let catalog {
             guard FileManager.default.isReadableFile(atPath: catalog) else {
                 throw InputError(path: "--catalog", expected: "a readable catalog file", got: "'\(catalog)'")
             }
-            url = URL(fileURLWithPath: catalog)
-        } else if let found = bundledCatalogURL() {
-            url = found
-        } else if let data = Bootstrap.embeddedCatalog() {
-            let (tracks, report) = try CatalogReader().read(data: data, format: .csv)
-            if report.rejectedCount > 0 { stderr("catalog: \(report.rejectedCount) rows rejected") }
-            return (CatalogIndex(tracks: tracks), Bootstrap.embeddedCatalogName)
+            source = .file(URL(fileURLWithPath: catalog))
         } else {
-            throw AppError.noCatalog(searched: bundledCatalogCandidates().map(\.path))
+            let candidates = bundledCatalogCandidates()
+            guard let bundled = Bootstrap.bundledCatalog(candidates: candidates) else {
+                throw AppError.noCatalog(searched: candidates.map(\.path))
+            }
+            source = bundled
         }
-        let (tracks, report) = try CatalogReader().read(contentsOf: url)
-        if report.rejectedCount > 0 { stderr("catalog \(url.path): \(report.rejectedCount) rows rejected") }
-        return (CatalogIndex(tracks: tracks), url.path)
+        let (tracks, report) = try source.read()
+        if report.rejectedCount > 0 { stderr("catalog \(source.name): \(report.rejectedCount) rows rejected") }
+        return (CatalogIndex(tracks: tracks), source.name)
     }
 
     /// The engine over a catalog, with the model files and a seed.

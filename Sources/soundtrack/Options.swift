@@ -84,17 +84,18 @@ func stderr(_ s: String) {
     FileHandle.standardError.write(Data((s + "\n").utf8))
 }
 
-/// Reads a whole input: a file path, or `-` for standard input.
+/// Reads a whole input: a file path, or `-` for standard input (opened and checked as
+/// ``ChunkReader`` opens the inputs of `batch` and `replay`).
 func readInput(_ path: String) throws -> Data {
-    if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
-    var directory: ObjCBool = false
-    if FileManager.default.fileExists(atPath: path, isDirectory: &directory), directory.boolValue {
-        throw InputError(path: "", expected: "a readable file", got: "'\(path)' (a directory)")
+    let reader = try ChunkReader(path)
+    var out = Data()
+    if let size = reader.size { out.reserveCapacity(size) }
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+        let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+        if n == 0 { return out }
+        out.append(buffer, count: n)
     }
-    guard let d = FileManager.default.contents(atPath: path) else {
-        throw InputError(path: "", expected: "a readable file", got: "'\(path)' (not found or unreadable)")
-    }
-    return d
 }
 
 /// Splits JSON Lines input into (line number, bytes) records, skipping blank lines.
