@@ -221,15 +221,45 @@ public final class CatalogIndex: Sendable {
         to profile: AudioProfile, genres: Set<String> = [], k: Int, excluding: Set<Int> = [],
         popularityWeight: Float = 0
     ) -> [(row: Int, score: Float)] {
-        var known: [Int32] = []
+        let query = genreQuery(genres)
+        return search(profile, genreIDs: query.ids, querySize: query.size, k: k, excluding: excluding,
+                      popularityWeight: popularityWeight)
+    }
+
+    /// The catalog's ids of `genres` (normalised, each once; unknown genres have none) and how many
+    /// distinct genres were asked for (the size of the query set in the Jaccard overlap).
+    private func genreQuery(_ genres: Set<String>) -> (ids: [Int32], size: Int) {
+        var ids: [Int32] = []
         var normalised = Set<String>()
         for g in genres {
             let key = Self.normalise(g)
             guard !key.isEmpty, normalised.insert(key).inserted else { continue }
-            if let id = genreIDs[key] { known.append(id) }
+            if let id = genreIDs[key] { ids.append(id) }
         }
-        return search(profile, genreIDs: known, querySize: normalised.count, k: k, excluding: excluding,
-                      popularityWeight: popularityWeight)
+        return (ids, normalised.count)
+    }
+
+    /// What a search for `profile` compares every track with: its weighted centred values `za`
+    /// (0 where absent), `base = Σ za²`, and the gain that turns the distance into a similarity.
+    private struct ProfileQuery {
+        let mask: SIMD8<Float>
+        let za: SIMD8<Float>
+        let base: Float
+        let gain: Float
+        /// Whether every dimension is present (the search then reads fewer matrix rows).
+        let full: Bool
+
+        /// The similarity `1 / (1 + gain · max(base − dot, 0))` for a track whose product with the
+        /// query (the terms of ``CatalogIndex/matrix``) is `dot`.
+        func similarity(dot: Float) -> Float { 1 / (1 + gain * max(base - dot, 0)) }
+    }
+
+    private func profileQuery(_ profile: AudioProfile) -> ProfileQuery {
+        let m = profile.mask
+        let za = Self.dimensionWeights.squareRoot() * (profile.values - mean) * m
+        return ProfileQuery(
+            mask: m, za: za, base: (za * za).sum(), gain: 4 / max(2 * (spread * m).sum(), 1e-6),
+            full: profile.presentCount == AudioProfile.dimension)
     }
 
     /// The `k` tracks of `candidates` most similar to a profile and a set of genres, best first:
@@ -247,23 +277,14 @@ public final class CatalogIndex: Sendable {
         rows.sort()
         rows = rows.enumerated().compactMap { $0.offset > 0 && rows[$0.offset - 1] == $0.element ? nil : $0.element }
         guard k > 0, !rows.isEmpty else { return [] }
-        var query = Set<Int32>()
-        var normalised = Set<String>()
-        for g in genres {
-            let key = Self.normalise(g)
-            guard !key.isEmpty, normalised.insert(key).inserted else { continue }
-            if let id = genreIDs[key] { query.insert(id) }
-        }
+        let genreQuery = genreQuery(genres)
+        let query = Set(genreQuery.ids)
         var scores = [Float](repeating: 0, count: rows.count)
         if !profile.isEmpty {
             // The terms of the full-catalog search's matrix product, from each row's own profile
             // (one cache line a row instead of 17 strided reads).
-            let m = profile.mask
+            let pq = profileQuery(profile)
             let root = Self.dimensionWeights.squareRoot()
-            let za = root * (profile.values - mean) * m
-            let base = (za * za).sum()
-            let gain = 4 / max(2 * (spread * m).sum(), 1e-6)
-            let full = profile.presentCount == AudioProfile.dimension
             for (i, r) in rows.enumerated() {
                 if isFeatureless[r] {
                     scores[i] = Self.featurelessSimilarity
@@ -272,12 +293,12 @@ public final class CatalogIndex: Sendable {
                 let p = profiles[r]
                 let z = root * (p.values - mean) * p.mask
                 let z2 = z * z
-                let dot = full ? (2 * za * z).sum() - z2.sum() : (2 * za * z - m * z2).sum()
-                scores[i] = 1 / (1 + gain * max(base - dot, 0))
+                let dot = pq.full ? (2 * pq.za * z).sum() - z2.sum() : (2 * pq.za * z - pq.mask * z2).sum()
+                scores[i] = pq.similarity(dot: dot)
             }
         }
         if !query.isEmpty {
-            let q = Float(normalised.count)
+            let q = Float(genreQuery.size)
             for (i, r) in rows.enumerated() {
                 let own = rowGenres[r]
                 let c = Float(own.reduce(0) { $0 + (query.contains($1) ? 1 : 0) })
@@ -308,12 +329,8 @@ public final class CatalogIndex: Sendable {
         var scores = [Float](repeating: 0, count: n)
 
         if !profile.isEmpty {
-            let m = profile.mask
-            let za = Self.dimensionWeights.squareRoot() * (profile.values - mean) * m
-            let base = (za * za).sum()
-            let expected = max(2 * (spread * m).sum(), 1e-6)
-            let gain = 4 / expected
-            let full = profile.presentCount == AudioProfile.dimension
+            let pq = profileQuery(profile)
+            let (m, za, full) = (pq.mask, pq.za, pq.full)
             var x = [Float](repeating: 0, count: Self.columns)
             if full {
                 for d in 0..<8 { x[d] = 2 * za[d] }
@@ -336,7 +353,7 @@ public final class CatalogIndex: Sendable {
             }
             scores.withUnsafeMutableBufferPointer { s in
                 for r in 0..<n {
-                    s[r] = 1 / (1 + gain * max(base - s[r], 0))
+                    s[r] = pq.similarity(dot: s[r])
                 }
             }
             for r in featureless { scores[r] = Self.featurelessSimilarity }

@@ -103,7 +103,15 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     /// 408 `request_timeout`: the body did not arrive within ``ServerConfiguration/bodyTimeout``;
     /// the connection is closed.
     public static let requestTimeout = APIError(
-        .requestTimeout, code: "request_timeout", message: "the request body did not arrive in time")
+        .requestTimeout, code: "request_timeout", message: "the request body did not arrive in time"
+    ).closing()
+
+    /// The same error, answered with `Connection: close` (``close``).
+    public func closing() -> APIError {
+        var e = self
+        e.close = true
+        return e
+    }
 
     /// 413 `payload_too_large`.
     public static func payloadTooLarge(limit: Int) -> APIError {
@@ -133,7 +141,7 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
         if !allow.isEmpty { headers[.allow] = allow.joined(separator: ", ") }
-        if close || status == .requestTimeout { headers[.connection] = "close" }
+        if close { headers[.connection] = "close" }
         let body = JSONValue.object([("error", json)]).serialized()
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }

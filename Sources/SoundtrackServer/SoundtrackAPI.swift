@@ -388,15 +388,12 @@ struct ErrorAndMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             // A body cut off (the client went away mid-upload) or malformed: the client's doing,
             // not the service's; answered (if anyone still listens) and closed, counted as a 400.
             logger.debug("request body cut off or malformed", metadata: ["route": "\(context.endpointPath ?? "unknown")"])
-            var e = APIError(.badRequest, code: "bad_request", message: "malformed or incomplete request body")
-            e.close = true
-            response = try e.response(from: request, context: context)
+            response = try APIError(.badRequest, code: "bad_request", message: "malformed or incomplete request body").closing()
+                .response(from: request, context: context)
         } catch is CancellationError where draining() {
             // The drain timeout ran out while this request was still in flight.
             logger.debug("request cut off by the shutdown", metadata: ["route": "\(context.endpointPath ?? "unknown")"])
-            var e = APIError.unavailable
-            e.close = true
-            response = try e.response(from: request, context: context)
+            response = try APIError.unavailable.closing().response(from: request, context: context)
         } catch {
             // Only the route and the error's type: never the body, the query or the error's text.
             logger.error("internal error", metadata: [
