@@ -76,25 +76,61 @@ public enum PickBenchmark {
         return (state, qs)
     }
 
+    /// One run of the in-process benchmark: every pick, and the picks that made a bin (whether it was
+    /// kept or merged at once into an older one) apart from the others (making a bin searches the catalog for its seed tracks and, past the cap, merges the
+    /// closest pair: the slow tail).
+    public struct Run: Sendable {
+        /// Every timed pick.
+        public var all: LatencyStats
+        /// The picks that made a bin.
+        public var madeBin: LatencyStats
+        /// The picks that chose an existing bin.
+        public var others: LatencyStats
+    }
+
     /// Times `iterations` in-process picks (state in memory, no I/O) for each of `runs` runs.
-    public static func run(engine: Recommender, state: UserState, queries: [Snapshot], iterations: Int, runs: Int) -> [LatencyStats] {
-        var out: [LatencyStats] = []
+    public static func run(engine: Recommender, state: UserState, queries: [Snapshot], iterations: Int, runs: Int) -> [Run] {
+        var out: [Run] = []
         for _ in 0..<runs {
             var s = state
-            var samples: [Double] = []
+            var samples: [Double] = [], made: [Double] = [], others: [Double] = []
             samples.reserveCapacity(iterations)
             for k in 0..<iterations {
                 let q = queries[k % queries.count]
+                let next = s.nextBinNumber
                 let t0 = DispatchTime.now().uptimeNanoseconds
                 let r = engine.pick(q, state: &s)
                 let t1 = DispatchTime.now().uptimeNanoseconds
                 precondition(!r.pick.track.id.isEmpty)
-                samples.append(Double(t1 - t0) / 1000)
+                let us = Double(t1 - t0) / 1000
+                samples.append(us)
+                if s.nextBinNumber != next { made.append(us) } else { others.append(us) }
                 if s.bins.count > state.bins.count + 8 { s = state }  // keep the bin count near the target
             }
-            out.append(LatencyStats(samples))
+            out.append(Run(all: LatencyStats(samples), madeBin: LatencyStats(made), others: LatencyStats(others)))
         }
         return out
+    }
+
+    /// A table of in-process runs: every pick, then the share of picks that made a bin and the p99 of
+    /// those and of the others.
+    public static func table(title: String, _ runs: [Run]) -> [String] {
+        var lines = [
+            title,
+            "  "
+                + TextColumns.row(
+                    ["run", "p50 µs", "p99 µs", "mean µs", "max µs", "n", "new bin", "p99 new", "p99 other"],
+                    widths: [-6, 10, 10, 10, 10, 8, 8, 10, 10]),
+        ]
+        for (i, r) in runs.enumerated() {
+            let s = r.all
+            let share = s.count > 0 ? 100 * Double(r.madeBin.count) / Double(s.count) : 0
+            lines.append(
+                String(
+                    format: "  %-6d %10.1f %10.1f %10.1f %10.1f %8d %7.1f%% %10.1f %10.1f", i + 1, s.p50, s.p99, s.mean, s.max, s.count, share,
+                    r.madeBin.p99, r.others.p99))
+        }
+        return lines
     }
 
     /// A table of runs: one line per run and a header.

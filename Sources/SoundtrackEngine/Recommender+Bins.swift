@@ -73,6 +73,34 @@ extension Recommender {
         return state.binIndex(number: state.resolve(bin: number) ?? number)!
     }
 
+    /// At the cap, the bin that a new bin made for `x` would be merged into at once: when the pair
+    /// of least ``mergeCost(_:_:weights:)`` among the user's bins and a bin of `x` alone (one
+    /// snapshot, its slots, its time) is `x`'s bin and an existing one, that one serves `x` instead
+    /// (a bin made only to be merged away would bring its seed songs into the old bin and cost a
+    /// catalog search). `nil` below the cap, or when another pair is closer: then the context is
+    /// new enough for a bin of its own.
+    func joinAtCap(_ x: FeatureVector, at: Date, state: UserState) -> Int? {
+        guard !state.bins.isEmpty, state.bins.count + 1 > max(1, config.cap(for: state)) else { return nil }
+        let d = FeatureLayout.dimension
+        var centroid = [Float](repeating: 0, count: d)
+        for i in 0..<d where x.mask[i] > 0 { centroid[i] = x.values[i] }
+        let alone = Bin(
+            number: state.nextBinNumber, label: "", centroid: centroid, spread: centroid, observed: x.mask,
+            observations: 1, songs: [], prior: nil, createdAt: at, updatedAt: at)
+        let vectors = BinVectors(state.bins + [alone], threshold: config.presenceThreshold)
+        let weights = vectors.padded(state.weights)
+        var best: (i: Int, j: Int, cost: Float)?
+        // The same pairs in the same order as mergeClosest: the same pair wins.
+        for i in 0..<vectors.count {
+            for j in (i + 1)..<vectors.count {
+                let c = vectors.mergeCost(i, j, weights: weights, config: config)
+                if best == nil || c < best!.cost { best = (i, j, c) }
+            }
+        }
+        guard let best, best.cost.isFinite, best.j == state.bins.count else { return nil }
+        return best.i
+    }
+
     // MARK: - Learning from served snapshots
 
     /// A snapshot served by a bin (a pick, a batch line, the snapshot of a feedback event): the bin
@@ -133,13 +161,15 @@ extension Recommender {
     /// move between are one context seen two ways) and multiplied by `1 + τ · days between their
     /// mean times` (bins of the same period of the user's life are more alike than their vectors say).
     func mergeCost(_ a: Bin, _ b: Bin, weights: [Float]) -> Float {
-        BinVectors([a, b]).mergeCost(0, 1, weights: weights, config: config)
+        let vectors = BinVectors([a, b], threshold: config.presenceThreshold)
+        return vectors.mergeCost(0, 1, weights: vectors.padded(weights), config: config)
     }
 
     /// The weighted mean squared distance between two bins' centroids over the slots both have seen
     /// (``EngineConfig/presenceThreshold``); `+∞` when they share none.
     func centroidDistance(_ a: Bin, _ b: Bin, weights: [Float]) -> Float {
-        BinVectors([a, b]).distance(0, 1, weights: weights, threshold: config.presenceThreshold)
+        let vectors = BinVectors([a, b], threshold: config.presenceThreshold)
+        return vectors.distance(0, 1, weights: vectors.padded(weights))
     }
 
     /// Merges the pair of bins of least ``mergeCost(_:_:weights:)`` while the user has more than
@@ -148,10 +178,11 @@ extension Recommender {
     func mergeClosest(at: Date, state: inout UserState) {
         while state.bins.count > max(1, config.cap(for: state)) {
             var best: (i: Int, j: Int, cost: Float)?
-            let vectors = BinVectors(state.bins)
+            let vectors = BinVectors(state.bins, threshold: config.presenceThreshold)
+            let weights = vectors.padded(state.weights)
             for i in 0..<vectors.count {
                 for j in (i + 1)..<vectors.count {
-                    let c = vectors.mergeCost(i, j, weights: state.weights, config: config)
+                    let c = vectors.mergeCost(i, j, weights: weights, config: config)
                     if best == nil || c < best!.cost { best = (i, j, c) }
                 }
             }
@@ -293,59 +324,76 @@ extension Recommender {
     }
 }
 
-/// A user's bins' vectors side by side (bin `i`'s slots at `i·d ..< (i+1)·d`), with what merge
-/// costs read of each bin: the pairwise costs of ``Recommender/mergeClosest(at:state:)`` without
-/// copying a `Bin` per pair.
+/// A user's bins' vectors side by side (bin `i`'s slots at `i·stride ..< i·stride + d`, the stride
+/// rounded up to whole SIMD lanes and padded with absent slots), with what merge costs read of each
+/// bin: the pairwise costs of ``Recommender/mergeClosest(at:state:)`` without copying a `Bin` per
+/// pair, and without a branch per slot (a slot counts when both bins have seen it: a 0/1 factor).
 struct BinVectors {
+    typealias Lanes = SIMD8<Float>
     let count: Int
+    private let stride: Int
     private let centroids: [Float]
-    private let observed: [Float]
+    /// 1 where the bin has seen the slot in at least the presence threshold of its snapshots, else 0.
+    private let present: [Float]
     private let observations: [Float]
     private let meanTimes: [Double]
     private let numbers: [Int]
     private let transitions: [[Int: Int]]
 
-    init(_ bins: [Bin]) {
+    init(_ bins: [Bin], threshold: Float) {
         let d = FeatureLayout.dimension
+        let lanes = Lanes.scalarCount
+        stride = (d + lanes - 1) / lanes * lanes
         count = bins.count
-        var centroids = [Float](), observed = [Float]()
-        centroids.reserveCapacity(bins.count * d)
-        observed.reserveCapacity(bins.count * d)
-        for b in bins {
-            centroids += b.centroid
-            observed += b.observed
+        var centroids = [Float](repeating: 0, count: bins.count * stride)
+        var present = centroids
+        for (i, b) in bins.enumerated() {
+            for k in 0..<d {
+                centroids[i * stride + k] = b.centroid[k]
+                present[i * stride + k] = b.observed[k] >= threshold ? 1 : 0
+            }
         }
         self.centroids = centroids
-        self.observed = observed
+        self.present = present
         observations = bins.map { Float($0.observations) }
         meanTimes = bins.map(\.meanTime)
         numbers = bins.map(\.number)
         transitions = bins.map(\.transitions)
     }
 
+    /// `weights` padded to the stride (absent slots weigh 0), for ``distance(_:_:weights:)``.
+    func padded(_ weights: [Float]) -> [Float] {
+        weights + [Float](repeating: 0, count: stride - weights.count)
+    }
+
     /// The weighted mean squared distance between the centroids of bins `i` and `j` over the slots
-    /// both have seen (presence at least `threshold`); `+∞` when they share none.
-    func distance(_ i: Int, _ j: Int, weights: [Float], threshold: Float) -> Float {
-        let d = FeatureLayout.dimension
-        var sw: Float = 0, s: Float = 0
+    /// both have seen; `+∞` when they share none. `weights` as ``padded(_:)`` makes them.
+    func distance(_ i: Int, _ j: Int, weights: [Float]) -> Float {
+        var sw = Lanes(), s = Lanes()
         centroids.withUnsafeBufferPointer { c in
-            observed.withUnsafeBufferPointer { o in
+            present.withUnsafeBufferPointer { p in
                 weights.withUnsafeBufferPointer { w in
-                    let a = i * d, b = j * d
-                    for k in 0..<d where o[a + k] >= threshold && o[b + k] >= threshold {
-                        let dc = c[a + k] - c[b + k]
-                        sw += w[k]
-                        s += w[k] * dc * dc
+                    let c = UnsafeRawPointer(c.baseAddress!), p = UnsafeRawPointer(p.baseAddress!), w = UnsafeRawPointer(w.baseAddress!)
+                    let size = MemoryLayout<Float>.stride
+                    let a = i * stride * size, b = j * stride * size
+                    for k in Swift.stride(from: 0, to: stride * size, by: Lanes.scalarCount * size) {
+                        let m =
+                            w.loadUnaligned(fromByteOffset: k, as: Lanes.self) * p.loadUnaligned(fromByteOffset: a + k, as: Lanes.self)
+                            * p.loadUnaligned(fromByteOffset: b + k, as: Lanes.self)
+                        let dc = c.loadUnaligned(fromByteOffset: a + k, as: Lanes.self) - c.loadUnaligned(fromByteOffset: b + k, as: Lanes.self)
+                        sw += m
+                        s += m * dc * dc
                     }
                 }
             }
         }
-        return sw > 0 ? s / sw : .infinity
+        let total = sw.sum()
+        return total > 0 ? s.sum() / total : .infinity
     }
 
-    /// ``Recommender/mergeCost(_:_:weights:)`` of bins `i` and `j`.
+    /// ``Recommender/mergeCost(_:_:weights:)`` of bins `i` and `j` (`weights` as ``padded(_:)`` makes them).
     func mergeCost(_ i: Int, _ j: Int, weights: [Float], config: EngineConfig) -> Float {
-        let distance = distance(i, j, weights: weights, threshold: config.presenceThreshold)
+        let distance = distance(i, j, weights: weights)
         guard distance.isFinite else { return .infinity }
         let na = observations[i], nb = observations[j]
         let switches = Float(transitions[i][numbers[j]] ?? 0)

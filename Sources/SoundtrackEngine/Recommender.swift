@@ -209,8 +209,9 @@ public struct Recommender: Sendable {
     /// context persists), and every bin counts farther the longer it has not served
     /// (``EngineConfig/recency``). The best bin whose adjusted similarity reaches
     /// ``EngineConfig/createBinBelow`` is chosen; else the bin switched to in this session after a
-    /// dislike streak; else a new bin, after which, past ``EngineConfig/binCap`` bins, the two
-    /// closest bins merge (``mergeClosest(at:state:)``), possibly the new one into an old one.
+    /// dislike streak; else, at the cap, the bin a new one would be merged into at once
+    /// (``joinAtCap(_:at:state:)``); else a new bin, after which, past ``EngineConfig/binCap`` bins,
+    /// the two closest bins merge (``mergeClosest(at:state:)``).
     /// The score reported is the unadjusted similarity.
     func chooseBin(_ x: FeatureVector, at: Date, state: inout UserState, rng: inout SeededGenerator) -> BinChoice {
         let distances = binDistances(x, state: &state)
@@ -243,6 +244,8 @@ public struct Recommender: Sendable {
         if let best, similarity(max(0, best.adjusted)) >= config.createBinBelow {
             chosen = (best.index, false)
         } else if let target = state.session.switchedTo.flatMap({ state.resolve(bin: $0) }), let i = state.binIndex(number: target) {
+            chosen = (i, false)
+        } else if let i = joinAtCap(x, at: at, state: state) {
             chosen = (i, false)
         } else {
             let next = state.nextBinNumber

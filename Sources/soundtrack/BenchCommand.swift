@@ -55,7 +55,7 @@ struct BenchPick: ParsableCommand {
         print("")
 
         let inProcess = PickBenchmark.run(engine: engine, state: state, queries: queries, iterations: iterations, runs: runs)
-        for l in PickBenchmark.table(title: "in-process pick (engine, state in memory)", unit: "µs", inProcess) { print(l) }
+        for l in PickBenchmark.table(title: "in-process pick (engine, state in memory)", inProcess) { print(l) }
         print("")
         if inProcessOnly { return }
 

@@ -65,6 +65,53 @@ struct BinLifecycleTests {
         #expect(state.bins.reduce(0) { $0 + $1.observations } == 4)
     }
 
+    @Test("At the cap, a context that a new bin would be merged into at once joins that bin: no new bin, no seed songs")
+    func joinsAtTheCap() throws {
+        var config = engine.config
+        config.binCap = 3
+        let engine = self.engine.with(config: config)
+        var state = engine.newUser("u-1")
+        // Three contexts that recur on five days: three bins of five snapshots each.
+        let contexts: [(String, Activity, String)] = [("03:00", .stationary, "home"), ("14:00", .automotive, "car"), ("19:00", .running, "gym")]
+        for day in 11...15 {
+            for (t, a, w) in contexts { _ = engine.pick(phone("2026-03-\(day)T\(t):00+01:00", activity: a, wifi: w), state: &state) }
+        }
+        try #require(state.bins.count == 3)
+        try #require(state.bins.allSatisfy { $0.observations == 5 })
+        // Later and walking, at the gym: near the gym's bin, but not near enough to be recognised.
+        let gym = phone("2026-03-16T21:30:00+01:00", activity: .walking, wifi: "gym")
+        // What making a bin for it would do: the new bin is merged at once into an old one, which
+        // gains the new bin's seed songs.
+        var made = state
+        var rng = SeededGenerator(seed: 1)
+        let x = engine.features(of: gym, state: &made)
+        let number = made.nextBinNumber
+        _ = engine.makeBin(x, at: gym.at.date, nearest: nil, state: &made, rng: &rng)
+        let target = try #require(made.mergedInto[number], "the new bin is the one merged")
+        let t = try #require(state.binIndex(number: target))
+        let songs = state.bins[t].songs.map(\.trackId)
+        #expect(made.bins[made.binIndex(number: target)!].songs.count > songs.count)
+        // The pick: that bin serves the snapshot instead.
+        let next = state.nextBinNumber
+        var below = state
+        let pick = engine.pick(gym, state: &state).pick
+        #expect(pick.bin.id == Bin.id(target))
+        #expect(!pick.bin.created)
+        #expect(state.nextBinNumber == next, "no bin number was used")
+        #expect(state.mergedInto.isEmpty)
+        #expect(state.bins.count == 3)
+        #expect(state.bins[t].observations == 6)
+        // No seed songs were brought in: the bin holds its songs and, if it came from elsewhere, the one played.
+        let played = songs.contains(pick.track.id) ? [] : [pick.track.id]
+        #expect(state.bins[t].songs.map(\.trackId) == songs + played)
+        // Below the cap the same context makes a bin of its own.
+        var roomy = config
+        roomy.binCap = 4
+        let fresh = engine.with(config: roomy).pick(gym, state: &below).pick
+        #expect(fresh.bin.created)
+        #expect(below.bins.count == 4)
+    }
+
     @Test("A merge leaves the ranking cache as a rebuild from scratch would make it; a dropped rating forces the rebuild")
     func mergeKeepsTheRankingCache() throws {
         var state = engine.newUser("u-1")
