@@ -132,7 +132,7 @@ let package = Package(
         .testTarget(name: "SoundtrackContextTests", dependencies: ["SoundtrackContext"]),
         .testTarget(
             name: "SoundtrackCatalogTests",
-            dependencies: ["SoundtrackCatalog", "SoundtrackContext"],
+            dependencies: ["SoundtrackCatalog", "SoundtrackContext", "SoundtrackTestSupport"],
             resources: []
         ),
         .testTarget(
@@ -145,13 +145,13 @@ let package = Package(
         ),
         .testTarget(
             name: "SoundtrackStoreTests",
-            dependencies: ["SoundtrackStore", "SoundtrackRules", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext"]
+            dependencies: ["SoundtrackStore", "SoundtrackRules", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext", "SoundtrackTestSupport"]
         ),
         .testTarget(
             name: "SoundtrackRulesTests",
             dependencies: ["SoundtrackRules", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext"]
         ),
-        // Running the built executable from tests (CLI and equivalence tests).
+        // Running the built executable from tests (CLI and equivalence tests), scratch directories.
         .target(name: "SoundtrackTestSupport", path: "Tests/SoundtrackTestSupport"),
         .testTarget(
             name: "SoundtrackCLITests",
@@ -175,6 +175,7 @@ let package = Package(
             name: "SoundtrackServerTests",
             dependencies: [
                 "SoundtrackServer", "SoundtrackRules", "SoundtrackProviders", "SoundtrackStore", "SoundtrackEngine", "SoundtrackContext",
+                "SoundtrackTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -16,8 +16,7 @@ struct CLITests {
 
     @Test("The executable copied alone to an empty directory creates a database with the catalog built into it, adds a user and picks")
     func copiedAlone() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("st-alone-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = Scratch.directory("st-alone")
         defer { try? FileManager.default.removeItem(at: dir) }
         let exe = dir.appendingPathComponent("soundtrack")
         try FileManager.default.copyItem(at: CLI.executable, to: exe)

@@ -1,4 +1,5 @@
 import Foundation
+import SoundtrackTestSupport
 import SoundtrackCatalog
 import Testing
 @testable import SoundtrackApp
@@ -7,8 +8,7 @@ import SoundtrackStore
 @Suite("Catalog import at scale")
 struct CatalogImportTests {
     func tempDir() throws -> URL {
-        let d = FileManager.default.temporaryDirectory.appendingPathComponent("st-cat-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true)
+        let d = Scratch.directory("st-cat")
         return d
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SoundtrackTestSupport
 import GRDB
 @testable import SoundtrackApp
 @testable import SoundtrackStore
@@ -7,8 +8,7 @@ import Testing
 @Suite struct LogCheckpointsTests {
     /// A file store with a table of 4 KB rows: each transaction below writes `rows` pages or more.
     static func store() throws -> (Store, String) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ckpt-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = Scratch.directory("ckpt")
         let path = dir.appendingPathComponent("db.sqlite").path
         let store = try Store(path: path)
         try store.configureWriteConnection(cacheKiB: 4096, autoCheckpoint: false)

@@ -1,4 +1,5 @@
 import Foundation
+import SoundtrackTestSupport
 import SoundtrackContext
 import Testing
 
@@ -202,8 +203,7 @@ struct CatalogCSVTests {
         #expect(CatalogFormat(pathExtension: "jsonl") == .jsonLines)
         #expect(CatalogFormat(pathExtension: "json") == .jsonLines)
         #expect(CatalogFormat(pathExtension: "txt") == nil)
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cat-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = Scratch.directory("cat")
         defer { try? FileManager.default.removeItem(at: dir) }
         let csv = dir.appendingPathComponent("a.csv"), jsonl = dir.appendingPathComponent("a.jsonl")
         let txt = dir.appendingPathComponent("a.txt")

@@ -1,4 +1,5 @@
 import Foundation
+import SoundtrackTestSupport
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -16,11 +17,7 @@ enum Repo {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let smallCatalog = root.appendingPathComponent("datasets/catalog-small.csv")
 
-    static func tempDir() -> URL {
-        let u = FileManager.default.temporaryDirectory.appendingPathComponent("soundtrack-server-test-\(UUID().uuidString)")
-        try! FileManager.default.createDirectory(at: u, withIntermediateDirectories: true)
-        return u
-    }
+    static func tempDir() -> URL { Scratch.directory("server") }
 }
 
 /// Polls `condition` every 10 ms for up to 5 s, then expects it.

@@ -1,4 +1,5 @@
 import Foundation
+import SoundtrackTestSupport
 import GRDB
 import SoundtrackCatalog
 import SoundtrackContext
@@ -11,8 +12,7 @@ import Testing
 struct StoreTests {
     @Test("The writer lock admits one holder per database file, says who holds it, and is free again once released")
     func writerLock() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("st-lock-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = Scratch.directory("st-lock")
         defer { try? FileManager.default.removeItem(at: dir) }
         let db = dir.appendingPathComponent("s.sqlite").path
         let first = try WriterLock(databasePath: db, holder: "replay")
@@ -37,8 +37,7 @@ struct StoreTests {
         switch kind {
         case .memory: return try Store.inMemory()
         case .file:
-            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            let dir = Scratch.directory("st")
             return try Store(path: dir.appendingPathComponent("s.sqlite").path)
         }
     }
@@ -336,8 +335,7 @@ struct StoreTests {
 
     @Test("Opening a database twice migrates once and keeps the data")
     func reopen() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = Scratch.directory("st")
         let path = dir.appendingPathComponent("s.sqlite").path
         try Store(path: path).addUser(NewUser(id: "u-1"), at: Date())
         let s = try Store(path: path)

@@ -61,12 +61,8 @@ public enum CLI {
         return Running(process: p, out: out, err: err)
     }
 
-    /// A fresh temporary directory.
-    public static func tempDir() -> URL {
-        let u = FileManager.default.temporaryDirectory.appendingPathComponent("soundtrack-test-\(UUID().uuidString)")
-        try! FileManager.default.createDirectory(at: u, withIntermediateDirectories: true)
-        return u
-    }
+    /// A fresh scratch directory (``Scratch/directory(_:)``).
+    public static func tempDir() -> URL { Scratch.directory("cli") }
 
     /// A small database: the 500-track catalog, one user.
     public static func smallDatabase(user: String = "u-1") throws -> (dir: URL, db: String) {
