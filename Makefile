@@ -61,4 +61,4 @@ notebooks: setup
 	@ls $(NB_OUT)/figures/*.png
 
 clean:
-	rm -rf .build $(DB) $(DB)-wal $(DB)-shm out/notebooks
+	rm -rf .build $(DB) $(DB)-wal $(DB)-shm $(DB).email-key out/notebooks .venv-api-fuzz
