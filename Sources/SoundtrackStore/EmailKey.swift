@@ -129,6 +129,7 @@ public enum EmailKeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The key file is missing but users' hashes were made with a key: a new key would not match them.
     case missing(path: String, keyedUsers: Int)
 
+    /// What went wrong, naming the file and what to do.
     public var description: String {
         switch self {
         case let .tooShort(n): "an email key needs at least \(EmailKey.minimumBytes) bytes (\(2 * EmailKey.minimumBytes) hex digits), got \(n)"

@@ -181,6 +181,13 @@ struct CLITests {
         let rekeyed = try JSONParser.parse(try CLI.run(["users", "show", "u-1", "--db", db]).stdout)
         #expect(rekeyed["email_hash"] == .string(try EmailKey.read(file: otherKey).hash("bo@example.org")))
         #expect(rekeyed["email_hash"] != reshown["email_hash"])
+        // The configuration file's database.email_key_file, when no option or variable names one.
+        let thirdKey = db + ".third-key", config = db + ".config.json"
+        try (String(repeating: "7c", count: 32) + "\n").write(toFile: thirdKey, atomically: true, encoding: .utf8)
+        try #"{"database":{"email_key_file":"\#(thirdKey)"}}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        #expect(try CLI.run(["users", "set-email", "u-1", "--email", "bo@example.org", "--config", config, "--db", db]).status == 0)
+        let configured = try JSONParser.parse(try CLI.run(["users", "show", "u-1", "--db", db]).stdout)
+        #expect(configured["email_hash"] == .string(try EmailKey.read(file: thirdKey).hash("bo@example.org")))
         #expect(try CLI.run(["users", "add", "u-1", "--db", db]).status == 2)
         #expect(try CLI.run(["users", "add", "u-2", "--age", "7", "--db", db]).status == 2)
         #expect(try CLI.run(["users", "list", "--db", db]).stdout.contains("u-1"))
