@@ -117,7 +117,8 @@ public enum OpenAPIDocument {
                 }
               }
             }
-          }
+          },
+          "description": "A snapshot; at most 1 MiB (the server's --max-body-bytes, 1 MiB by default; Snapshot.maxBytes)."
         },
         "responses": {
           "200": {
@@ -210,7 +211,8 @@ public enum OpenAPIDocument {
                 }
               }
             }
-          }
+          },
+          "description": "One event (an object) or a batch of 1 to 1,000 (server.max_batch_events); at most --max-body-bytes, 1 MiB by default."
         },
         "responses": {
           "200": {
@@ -330,7 +332,8 @@ public enum OpenAPIDocument {
                 }
               }
             }
-          }
+          },
+          "description": "The user to add; at most --max-body-bytes, 1 MiB by default."
         },
         "responses": {
           "201": {
@@ -517,7 +520,7 @@ public enum OpenAPIDocument {
     },
     "responses": {
       "Error": {
-        "description": "An error with a stable code: bad_request, unauthorized, forbidden, not_found, method_not_allowed (with Allow: another method of an existing path), unknown_user, conflict, out_of_order, request_timeout (a body slower than the server's body timeout; the connection closes), payload_too_large, unsupported_media_type (a body whose Content-Type is not application/json or +json), rate_limited (with Retry-After), unavailable (shutting down, with Retry-After), internal.",
+        "description": "An error with a stable code: bad_request, unauthorized, forbidden, not_found, method_not_allowed (with Allow: another method of an existing path), unknown_user, conflict, out_of_order, request_timeout (a body slower than the server's --body-timeout, 20 s by default; the connection closes), payload_too_large (a body over --max-body-bytes, 1 MiB by default), unsupported_media_type (a body whose Content-Type is not application/json or +json), rate_limited (with Retry-After), unavailable (shutting down, with Retry-After), internal.",
         "content": {
           "application/json": {
             "schema": {
