@@ -9,8 +9,8 @@ public enum OpenAPIDocument {
   "openapi": "3.1.0",
   "info": {
     "title": "Soundtrack HTTP API",
-    "version": "1.0.0",
-    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code."
+    "version": "1.1.0",
+    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated)."
   },
   "servers": [
     {
