@@ -14,10 +14,12 @@ demo: setup
 	.build/release/soundtrack demo --db $(DB)
 
 ## Check the formatting (scripts/format.sh --check), run the test suite (installs what it needs
-## first), then execute the notebooks on a simulated population.
+## first), fuzz the HTTP API against its OpenAPI document (scripts/api-fuzz.sh: schemathesis against a
+## live server), then execute the notebooks on a simulated population.
 test: setup
 	bash scripts/format.sh --check
 	$(SWIFT) test
+	bash scripts/api-fuzz.sh
 	$(MAKE) notebooks
 
 ## Format the Swift files with `swift format` and .swift-format (see scripts/format.sh).
@@ -61,4 +63,4 @@ notebooks: setup
 	@ls $(NB_OUT)/figures/*.png
 
 clean:
-	rm -rf .build $(DB) $(DB)-wal $(DB)-shm out/notebooks
+	rm -rf .build $(DB) $(DB)-wal $(DB)-shm $(DB).email-key out/notebooks .venv-api-fuzz

@@ -51,15 +51,17 @@ public enum Bootstrap {
 
     /// Opens the database at `path` (creating it), and when the database has no tracks yet loads
     /// the bundled catalog (``bundledCatalog(candidates:)``); `nil` candidates: never load one.
+    /// - Parameter emailKey: the key of the users' email hashes (`nil`: the store's default, the key
+    ///   file beside the database).
     /// - Returns: the service, and where the catalog loaded now came from (``BundledCatalog/name``)
     ///   with the import report.
     public static func open(
         path: String, models: Models, seed: UInt64, catalogCandidates: [URL]?, durable: Bool = true,
-        community: Bool = false, logger: Logger = Logger(label: "soundtrack")
+        emailKey: EmailKeySource? = nil, community: Bool = false, logger: Logger = Logger(label: "soundtrack")
     ) throws -> (service: SoundtrackService, imported: (source: String, report: CatalogReadReport)?) {
         let store: Store
         do {
-            store = try Store(path: path, durable: durable)
+            store = try Store(path: path, durable: durable, emailKey: emailKey)
         } catch {
             throw AppError.cannotOpen(path: path, reason: "\(error)")
         }

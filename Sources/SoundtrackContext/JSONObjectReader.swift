@@ -180,14 +180,18 @@ public struct JSONObjectReader {
         return try Self.number(v, bounds, path: path(of: key))
     }
 
-    /// A whole number ≥ `lo`.
+    /// The largest whole number ``integer(_:atLeast:)`` accepts: 2^53, the largest integer up to
+    /// which every integer is a JSON number read exactly (as an IEEE double).
+    public static let maxExactInteger = 9_007_199_254_740_992
+
+    /// A whole number from `lo` to ``maxExactInteger`` (2^53).
     public func integer(_ key: String, atLeast lo: Int) throws(InputError) -> Int? {
         guard let v = value(key) else { return nil }
-        let expected = "an integer >= \(lo)"
+        let expected = "an integer in \(lo)...\(Self.maxExactInteger) (2^53)"
         guard case .number(let x) = v else {
             throw InputError(path: path(of: key), expected: expected, got: Got.type(v))
         }
-        guard x == x.rounded(.towardZero), x >= Double(lo), x <= 9_007_199_254_740_992 else {
+        guard x == x.rounded(.towardZero), x >= Double(lo), x <= Double(Self.maxExactInteger) else {
             throw InputError(path: path(of: key), expected: expected, got: Got.value(v))
         }
         return Int(x)

@@ -14,6 +14,9 @@ import SoundtrackContext
 public struct SoundtrackConfiguration: Sendable, Equatable {
     /// `database.path`: the SQLite file (the `--db` option and `SOUNDTRACK_DB` take precedence).
     public var databasePath: String?
+    /// `database.email_key_file`: the key of the users' email hashes (the `--email-key-file` option and
+    /// `SOUNDTRACK_EMAIL_KEY_FILE` take precedence; without any, the file beside the database).
+    public var emailKeyFile: String?
     /// `models_dir`: a directory of model files (the `--models` option takes precedence).
     public var modelsDir: String?
     /// `server`: what `soundtrack serve` uses unless its options say otherwise.
@@ -175,8 +178,9 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
             guard v == 1 else { throw InputError(path: "version", expected: "1", got: JSONValue.numberText(v)) }
         }
         if let db = try root.object("database") {
-            try db.rejectUnknown(["path"])
+            try db.rejectUnknown(["path", "email_key_file"])
             databasePath = try db.string("path", nonEmpty: true)
+            emailKeyFile = try db.string("email_key_file", nonEmpty: true)
         }
         modelsDir = try root.string("models_dir", nonEmpty: true)
         if let s = try root.object("server") {
@@ -269,7 +273,7 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
         func secret(_ s: String?) -> JSONValue { s == nil ? .null : .string("set (redacted)") }
         return .object([
             ("version", .number(1)),
-            ("database", .object([("path", opt(databasePath))])),
+            ("database", .object([("path", opt(databasePath)), ("email_key_file", opt(emailKeyFile))])),
             ("models_dir", opt(modelsDir)),
             ("server", .object([
                 ("host", opt(server.host)), ("port", num(server.port.map(Double.init))),

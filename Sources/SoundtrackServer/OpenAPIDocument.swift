@@ -9,8 +9,8 @@ public enum OpenAPIDocument {
   "openapi": "3.1.0",
   "info": {
     "title": "Soundtrack HTTP API",
-    "version": "1.0.0",
-    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code."
+    "version": "1.1.0",
+    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated)."
   },
   "servers": [
     {
@@ -58,9 +58,67 @@ public enum OpenAPIDocument {
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/Snapshot"
+              },
+              "examples": {
+                "library": {
+                  "summary": "A morning in the library",
+                  "value": {
+                    "user": "demo",
+                    "at": "2026-03-09T09:40:00+01:00",
+                    "location": {
+                      "lat": 52.5186,
+                      "lon": 13.3932,
+                      "accuracy_m": 20,
+                      "speed_mps": 0,
+                      "place": "library"
+                    },
+                    "weather": {
+                      "temp_c": 5,
+                      "wind_mps": 3.4,
+                      "cloud_pct": 75,
+                      "humidity_pct": 70,
+                      "precip_mm_h": 0,
+                      "condition": "clouds",
+                      "sunrise": "2026-03-09T06:36:00+01:00",
+                      "sunset": "2026-03-09T18:24:00+01:00"
+                    },
+                    "calendar": {
+                      "events": [
+                        {
+                          "title": "Study group – algorithms",
+                          "start": "2026-03-09T09:30:00+01:00",
+                          "end": "2026-03-09T11:00:00+01:00",
+                          "all_day": false
+                        }
+                      ]
+                    },
+                    "bluetooth": {
+                      "devices": [
+                        {
+                          "name": "WH-1000XM4",
+                          "kind": "headphones"
+                        }
+                      ]
+                    },
+                    "motion": {
+                      "activity": "stationary",
+                      "steps_per_min": 0,
+                      "steps_today": 2150,
+                      "heart_rate_bpm": 64
+                    },
+                    "audio": {
+                      "route": "headphones",
+                      "volume": 0.35
+                    },
+                    "tags": {
+                      "mood": "focused"
+                    }
+                  }
+                }
               }
             }
-          }
+          },
+          "description": "A snapshot; at most 1 MiB (the server's --max-body-bytes, 1 MiB by default; Snapshot.maxBytes)."
         },
         "responses": {
           "200": {
@@ -71,13 +129,27 @@ public enum OpenAPIDocument {
                   "$ref": "#/components/schemas/Pick"
                 }
               }
+            },
+            "links": {
+              "LikeThePickedTrack": {
+                "operationId": "postFeedback",
+                "description": "A like of the picked track, answering the pick (its user, time, track and pick_id).",
+                "requestBody": {
+                  "id": "ev-like",
+                  "user": "$response.body#/user",
+                  "at": "$response.body#/at",
+                  "track": "$response.body#/track/id",
+                  "signal": "like",
+                  "pick_id": "$response.body#/pick_id"
+                }
+              }
             }
           },
           "400": {
             "$ref": "#/components/responses/Error"
           },
           "401": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/Unauthorized"
           },
           "403": {
             "$ref": "#/components/responses/Error"
@@ -95,13 +167,13 @@ public enum OpenAPIDocument {
             "$ref": "#/components/responses/Error"
           },
           "429": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/RateLimited"
           },
           "500": {
             "$ref": "#/components/responses/Error"
           },
           "503": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/Unavailable"
           }
         }
       }
@@ -121,17 +193,26 @@ public enum OpenAPIDocument {
                     "$ref": "#/components/schemas/FeedbackEvent"
                   },
                   {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": 1000,
-                    "items": {
-                      "$ref": "#/components/schemas/FeedbackEvent"
-                    }
+                    "$ref": "#/components/schemas/FeedbackBatch"
                   }
                 ]
+              },
+              "examples": {
+                "event": {
+                  "summary": "A like of a picked track",
+                  "value": {
+                    "id": "ev-1",
+                    "user": "demo",
+                    "at": "2026-03-14T08:02:11+01:00",
+                    "track": "spotify:track:3e9HZxeyfWwjeyPAMmWSSQ",
+                    "signal": "like",
+                    "pick_id": "p-0000000000000001"
+                  }
+                }
               }
             }
-          }
+          },
+          "description": "One event (an object) or a batch of 1 to 1,000 (server.max_batch_events); at most --max-body-bytes, 1 MiB by default."
         },
         "responses": {
           "200": {
@@ -155,7 +236,7 @@ public enum OpenAPIDocument {
             "$ref": "#/components/responses/Error"
           },
           "401": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/Unauthorized"
           },
           "403": {
             "$ref": "#/components/responses/Error"
@@ -163,10 +244,10 @@ public enum OpenAPIDocument {
           "404": {
             "$ref": "#/components/responses/Error"
           },
-          "409": {
+          "408": {
             "$ref": "#/components/responses/Error"
           },
-          "408": {
+          "409": {
             "$ref": "#/components/responses/Error"
           },
           "413": {
@@ -176,13 +257,13 @@ public enum OpenAPIDocument {
             "$ref": "#/components/responses/Error"
           },
           "429": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/RateLimited"
           },
           "500": {
             "$ref": "#/components/responses/Error"
           },
           "503": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/Unavailable"
           }
         }
       }
@@ -207,8 +288,11 @@ public enum OpenAPIDocument {
               }
             }
           },
-          "401": {
+          "400": {
             "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
           },
           "403": {
             "$ref": "#/components/responses/Error"
@@ -217,7 +301,7 @@ public enum OpenAPIDocument {
             "$ref": "#/components/responses/Error"
           },
           "429": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/RateLimited"
           },
           "500": {
             "$ref": "#/components/responses/Error"
@@ -235,9 +319,21 @@ public enum OpenAPIDocument {
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/NewUser"
+              },
+              "examples": {
+                "user": {
+                  "summary": "A user with an email",
+                  "value": {
+                    "id": "u-1042",
+                    "email": "ana@example.org",
+                    "age": 24,
+                    "region": "DE"
+                  }
+                }
               }
             }
-          }
+          },
+          "description": "The user to add; at most --max-body-bytes, 1 MiB by default."
         },
         "responses": {
           "201": {
@@ -254,15 +350,15 @@ public enum OpenAPIDocument {
             "$ref": "#/components/responses/Error"
           },
           "401": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/Unauthorized"
           },
           "403": {
             "$ref": "#/components/responses/Error"
           },
-          "409": {
+          "408": {
             "$ref": "#/components/responses/Error"
           },
-          "408": {
+          "409": {
             "$ref": "#/components/responses/Error"
           },
           "413": {
@@ -272,7 +368,7 @@ public enum OpenAPIDocument {
             "$ref": "#/components/responses/Error"
           },
           "429": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/RateLimited"
           },
           "500": {
             "$ref": "#/components/responses/Error"
@@ -293,8 +389,11 @@ public enum OpenAPIDocument {
           "204": {
             "description": "Forgotten (committed)."
           },
-          "401": {
+          "400": {
             "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
           },
           "403": {
             "$ref": "#/components/responses/Error"
@@ -303,13 +402,13 @@ public enum OpenAPIDocument {
             "$ref": "#/components/responses/Error"
           },
           "429": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/RateLimited"
           },
           "500": {
             "$ref": "#/components/responses/Error"
           },
           "503": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/Unavailable"
           }
         }
       }
@@ -350,7 +449,7 @@ public enum OpenAPIDocument {
             }
           },
           "503": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/Unavailable"
           }
         }
       }
@@ -408,15 +507,78 @@ public enum OpenAPIDocument {
         "in": "path",
         "required": true,
         "schema": {
-          "type": "string",
-          "minLength": 1,
-          "maxLength": 128
+          "$ref": "#/components/schemas/Identifier"
+        },
+        "description": "The user's id, percent-encoded (UTF-8) as a path segment: %2F is a / inside the id.",
+        "examples": {
+          "created": {
+            "summary": "The user that POST /v1/users' example creates",
+            "value": "u-1042"
+          }
         }
       }
     },
     "responses": {
       "Error": {
-        "description": "An error with a stable code: bad_request, unauthorized, forbidden, not_found, method_not_allowed (with Allow: another method of an existing path), unknown_user, conflict, out_of_order, request_timeout (a body slower than the server's body timeout; the connection closes), payload_too_large, unsupported_media_type (a body whose Content-Type is not application/json or +json), rate_limited (with Retry-After), unavailable (shutting down, with Retry-After), internal.",
+        "description": "An error with a stable code: bad_request, unauthorized, forbidden, not_found, method_not_allowed (with Allow: another method of an existing path), unknown_user, conflict, out_of_order, request_timeout (a body slower than the server's --body-timeout, 20 s by default; the connection closes), payload_too_large (a body over --max-body-bytes, 1 MiB by default), unsupported_media_type (a body whose Content-Type is not application/json or +json), rate_limited (with Retry-After), unavailable (shutting down, with Retry-After), internal.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      },
+      "Unauthorized": {
+        "description": "unauthorized: no key, or a malformed, unknown or revoked key.",
+        "headers": {
+          "WWW-Authenticate": {
+            "required": true,
+            "schema": {
+              "type": "string",
+              "const": "Bearer"
+            }
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      },
+      "RateLimited": {
+        "description": "rate_limited: the key's token bucket is empty (--rate per second, --burst at once, per user key; 50/s and 100 by default).",
+        "headers": {
+          "Retry-After": {
+            "required": true,
+            "description": "Seconds until a token is available.",
+            "schema": {
+              "type": "integer",
+              "minimum": 1
+            }
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      },
+      "Unavailable": {
+        "description": "unavailable: the service is shutting down (draining).",
+        "headers": {
+          "Retry-After": {
+            "required": true,
+            "schema": {
+              "type": "integer",
+              "minimum": 1
+            }
+          }
+        },
         "content": {
           "application/json": {
             "schema": {
@@ -432,51 +594,108 @@ public enum OpenAPIDocument {
         "required": [
           "error"
         ],
+        "additionalProperties": false,
+        "description": "Every error: {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code.",
         "properties": {
           "error": {
-            "type": "object",
-            "required": [
-              "code",
-              "message"
-            ],
-            "properties": {
-              "code": {
-                "type": "string",
-                "enum": [
-                  "bad_request",
-                  "unauthorized",
-                  "forbidden",
-                  "not_found",
-                  "method_not_allowed",
-                  "unknown_user",
-                  "conflict",
-                  "out_of_order",
-                  "request_timeout",
-                  "payload_too_large",
-                  "unsupported_media_type",
-                  "rate_limited",
-                  "unavailable",
-                  "internal"
-                ]
-              },
-              "message": {
-                "type": "string"
-              },
-              "field": {
-                "type": "string",
-                "description": "JSON path of the field at fault."
-              }
-            }
+            "$ref": "#/components/schemas/ErrorDetail"
           }
         }
       },
+      "ErrorDetail": {
+        "type": "object",
+        "required": [
+          "code",
+          "message"
+        ],
+        "properties": {
+          "code": {
+            "type": "string",
+            "enum": [
+              "bad_request",
+              "unauthorized",
+              "forbidden",
+              "not_found",
+              "method_not_allowed",
+              "unknown_user",
+              "conflict",
+              "out_of_order",
+              "request_timeout",
+              "payload_too_large",
+              "unsupported_media_type",
+              "rate_limited",
+              "unavailable",
+              "internal"
+            ]
+          },
+          "message": {
+            "type": "string",
+            "minLength": 1
+          },
+          "field": {
+            "type": "string",
+            "description": "JSON path of the field at fault."
+          }
+        },
+        "additionalProperties": false
+      },
       "Status": {
         "type": "object",
+        "required": [
+          "status"
+        ],
         "properties": {
           "status": {
-            "type": "string"
+            "type": "string",
+            "enum": [
+              "ok",
+              "ready"
+            ]
           }
         }
+      },
+      "Identifier": {
+        "description": "An identifier (a user, event or pick id): a non-empty string of at most 128 characters without C0/C1 control characters or DEL. The server counts characters as grapheme clusters, this schema as code points, so the schema is the stricter of the two.",
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 128,
+        "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]+$(?!\\n)"
+      },
+      "OptionalIdentifier": {
+        "anyOf": [
+          {
+            "$ref": "#/components/schemas/Identifier"
+          },
+          {
+            "type": "null"
+          }
+        ],
+        "description": "An identifier, or null (absent)."
+      },
+      "Timestamp": {
+        "description": "RFC 3339 date-time with a mandatory offset (Z or ±hh:mm; T and Z may be lower case); a four-digit year, no leap second, nothing after the offset.",
+        "type": "string",
+        "format": "date-time",
+        "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$(?!\\n)"
+      },
+      "OptionalTimestamp": {
+        "anyOf": [
+          {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          {
+            "type": "null"
+          }
+        ],
+        "description": "A timestamp, or null (absent)."
+      },
+      "OptionalText": {
+        "description": "Free text of at most 1024 characters, or null (absent).",
+        "type": [
+          "string",
+          "null"
+        ],
+        "maxLength": 1024
       },
       "Snapshot": {
         "type": "object",
@@ -484,144 +703,509 @@ public enum OpenAPIDocument {
           "user",
           "at"
         ],
-        "description": "A sensor snapshot (docs/formats.md, field by field in docs/schemas/snapshot.v1.schema.json). Every section but user and at is optional; a section or a tag value given as null is the same as one left out; unknown fields are ignored.",
+        "description": "A sensor snapshot (docs/formats.md; the same rules as docs/schemas/snapshot.v1.schema.json). Only user and at are required; a section, a field or a tag value given as null is the same as one left out; unknown fields are ignored. The server also checks, beyond this schema (a 400 bad_request naming the field): weather.sunset after weather.sunrise when both are given; calendar.events[].end not before its start; the whole body at most 1 MiB (Snapshot.maxBytes; the server's --max-body-bytes, 1 MiB by default, answers 413 first).",
         "properties": {
           "user": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 128,
-            "pattern": "^[^\\u0000-\\u001F\\u007F]+$"
+            "$ref": "#/components/schemas/Identifier"
           },
           "at": {
-            "type": "string",
-            "format": "date-time"
+            "$ref": "#/components/schemas/Timestamp"
           },
           "location": {
-            "type": [
-              "object",
-              "null"
-            ]
+            "$ref": "#/components/schemas/Location"
           },
           "weather": {
-            "type": [
-              "object",
-              "null"
-            ]
+            "$ref": "#/components/schemas/Weather"
           },
           "calendar": {
-            "type": [
-              "object",
-              "null"
-            ]
+            "$ref": "#/components/schemas/Calendar"
           },
           "bluetooth": {
-            "type": [
-              "object",
-              "null"
-            ]
+            "$ref": "#/components/schemas/Bluetooth"
           },
           "motion": {
-            "type": [
-              "object",
-              "null"
-            ]
+            "$ref": "#/components/schemas/Motion"
           },
           "audio": {
-            "type": [
-              "object",
-              "null"
-            ]
+            "$ref": "#/components/schemas/Audio"
           },
           "tags": {
+            "$ref": "#/components/schemas/Tags"
+          }
+        }
+      },
+      "Location": {
+        "type": [
+          "object",
+          "null"
+        ],
+        "description": "lat and lon come together: a non-null lat needs a non-null lon and the other way round.",
+        "properties": {
+          "lat": {
             "type": [
-              "object",
+              "number",
               "null"
             ],
-            "maxProperties": 64,
-            "additionalProperties": {
-              "type": [
-                "string",
-                "null"
+            "minimum": -90,
+            "maximum": 90
+          },
+          "lon": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": -180,
+            "maximum": 180
+          },
+          "accuracy_m": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0
+          },
+          "speed_mps": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0,
+            "maximum": 150
+          },
+          "place": {
+            "$ref": "#/components/schemas/OptionalText"
+          }
+        },
+        "allOf": [
+          {
+            "if": {
+              "type": "object",
+              "required": [
+                "lat"
               ],
-              "maxLength": 1024
+              "properties": {
+                "lat": {
+                  "type": "number"
+                }
+              }
+            },
+            "then": {
+              "required": [
+                "lon"
+              ],
+              "properties": {
+                "lon": {
+                  "type": "number"
+                }
+              }
+            }
+          },
+          {
+            "if": {
+              "type": "object",
+              "required": [
+                "lon"
+              ],
+              "properties": {
+                "lon": {
+                  "type": "number"
+                }
+              }
+            },
+            "then": {
+              "required": [
+                "lat"
+              ],
+              "properties": {
+                "lat": {
+                  "type": "number"
+                }
+              }
+            }
+          }
+        ]
+      },
+      "Weather": {
+        "type": [
+          "object",
+          "null"
+        ],
+        "description": "sunset, when given with sunrise, must be after it (checked by the decoder, not by this schema).",
+        "properties": {
+          "temp_c": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": -90,
+            "maximum": 60
+          },
+          "wind_mps": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0,
+            "maximum": 120
+          },
+          "cloud_pct": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0,
+            "maximum": 100
+          },
+          "humidity_pct": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0,
+            "maximum": 100
+          },
+          "precip_mm_h": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0,
+            "maximum": 500
+          },
+          "condition": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "enum": [
+              "clear",
+              "clouds",
+              "rain",
+              "drizzle",
+              "thunderstorm",
+              "snow",
+              "fog",
+              "mist",
+              "haze",
+              "dust",
+              "other",
+              null
+            ]
+          },
+          "sunrise": {
+            "$ref": "#/components/schemas/OptionalTimestamp"
+          },
+          "sunset": {
+            "$ref": "#/components/schemas/OptionalTimestamp"
+          }
+        }
+      },
+      "Calendar": {
+        "type": [
+          "object",
+          "null"
+        ],
+        "properties": {
+          "events": {
+            "type": [
+              "array",
+              "null"
+            ],
+            "maxItems": 200,
+            "items": {
+              "$ref": "#/components/schemas/CalendarEvent"
             }
           }
         }
       },
+      "CalendarEvent": {
+        "type": "object",
+        "description": "end, when given, must not be before start (checked by the decoder, not by this schema).",
+        "required": [
+          "start"
+        ],
+        "properties": {
+          "title": {
+            "$ref": "#/components/schemas/OptionalText"
+          },
+          "start": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "end": {
+            "$ref": "#/components/schemas/OptionalTimestamp"
+          },
+          "all_day": {
+            "type": [
+              "boolean",
+              "null"
+            ]
+          },
+          "category": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "enum": [
+              "workout",
+              "study",
+              "work",
+              "social",
+              "travel",
+              "rest",
+              "other",
+              null
+            ]
+          }
+        }
+      },
+      "Bluetooth": {
+        "type": [
+          "object",
+          "null"
+        ],
+        "properties": {
+          "devices": {
+            "type": [
+              "array",
+              "null"
+            ],
+            "maxItems": 50,
+            "items": {
+              "$ref": "#/components/schemas/BluetoothDevice"
+            }
+          }
+        }
+      },
+      "BluetoothDevice": {
+        "type": "object",
+        "required": [
+          "kind"
+        ],
+        "properties": {
+          "name": {
+            "$ref": "#/components/schemas/OptionalText"
+          },
+          "kind": {
+            "type": "string",
+            "enum": [
+              "car",
+              "headphones",
+              "speaker",
+              "watch",
+              "other"
+            ]
+          }
+        }
+      },
+      "Motion": {
+        "type": [
+          "object",
+          "null"
+        ],
+        "properties": {
+          "activity": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "enum": [
+              "stationary",
+              "walking",
+              "running",
+              "cycling",
+              "automotive",
+              "unknown",
+              null
+            ]
+          },
+          "steps_per_min": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0,
+            "maximum": 400
+          },
+          "steps_today": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0,
+            "maximum": 200000
+          },
+          "heart_rate_bpm": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 20,
+            "maximum": 250
+          }
+        }
+      },
+      "Audio": {
+        "type": [
+          "object",
+          "null"
+        ],
+        "properties": {
+          "route": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "enum": [
+              "speaker",
+              "headphones",
+              "bluetooth",
+              "car",
+              "airplay",
+              "other",
+              null
+            ]
+          },
+          "volume": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0,
+            "maximum": 1
+          }
+        }
+      },
+      "Tags": {
+        "type": [
+          "object",
+          "null"
+        ],
+        "description": "Any other categorical context, name to value. A null value means the tag is absent (it still counts toward maxProperties).",
+        "maxProperties": 64,
+        "propertyNames": {
+          "minLength": 1,
+          "maxLength": 1024
+        },
+        "additionalProperties": {
+          "$ref": "#/components/schemas/OptionalText"
+        }
+      },
       "BinSummary": {
         "type": "object",
+        "required": [
+          "id",
+          "label",
+          "score"
+        ],
         "properties": {
           "id": {
-            "type": "string"
+            "type": "string",
+            "pattern": "^b-[0-9]+$(?!\\n)"
           },
           "label": {
-            "type": "string"
+            "type": "string",
+            "description": "A readable label such as study · library · morning."
           },
           "score": {
-            "type": "number"
-          },
-          "created": {
-            "type": "boolean"
+            "type": "number",
+            "minimum": -1,
+            "maximum": 1,
+            "description": "The bin's weighted correlation with the snapshot."
           }
         }
       },
       "Track": {
         "type": "object",
+        "required": [
+          "id",
+          "title",
+          "artist"
+        ],
         "properties": {
           "id": {
-            "type": "string"
+            "type": "string",
+            "description": "The track's id; empty only when the catalog had no track to offer."
           },
           "title": {
-            "type": "string"
+            "type": "string",
+            "description": "Empty when the catalog does not know the track."
           },
           "artist": {
-            "type": "string"
+            "type": "string",
+            "description": "Empty when the catalog does not know the track."
           }
         }
       },
       "Pick": {
+        "description": "A pick (docs/formats.md; docs/schemas/pick.v1.schema.json). Scores, weights and similarities are rounded to 3 decimals. Readers must ignore fields they do not know.",
         "type": "object",
         "required": [
           "pick_id",
           "user",
           "at",
           "bin",
-          "track"
+          "track",
+          "alternatives",
+          "why",
+          "source"
         ],
         "properties": {
           "pick_id": {
-            "type": "string"
+            "description": "Opaque. The CLI derives it from the engine seed, the user and the user's pick counter (Recommender.pickId: stable across runs); the HTTP service hands out ids that increase with time (milliseconds since 1970 times 4,096 plus a counter, in hex).",
+            "type": "string",
+            "pattern": "^p-[0-9a-f]{16}$(?!\\n)"
           },
           "user": {
-            "type": "string"
+            "$ref": "#/components/schemas/Identifier"
           },
           "at": {
-            "type": "string",
-            "format": "date-time"
+            "$ref": "#/components/schemas/Timestamp",
+            "description": "The snapshot's at, in its own offset (Z for UTC)."
           },
           "bin": {
-            "$ref": "#/components/schemas/BinSummary"
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/BinSummary"
+              }
+            ],
+            "required": [
+              "created"
+            ],
+            "properties": {
+              "created": {
+                "type": "boolean",
+                "description": "True when the bin was made for this snapshot."
+              }
+            }
           },
           "track": {
             "$ref": "#/components/schemas/Track"
           },
           "ranked": {
-            "description": "Only with top > 1: the first `top` tracks of the ranking, best first. After an exploration draw `track` is not its first.",
+            "description": "Only with top > 1 (top in 1...100): the first `top` tracks of the ranking, best first. After an exploration draw `track` is not its first. Empty only when the catalog had nothing to offer.",
             "type": "array",
+            "maxItems": 100,
             "items": {
               "$ref": "#/components/schemas/Track"
             }
           },
           "alternatives": {
+            "description": "Other bins the user could switch to, best first (EngineConfig.alternatives = 5), each with some of its tracks (EngineConfig.tracksPerAlternative = 3). Their bins carry no created field.",
             "type": "array",
+            "maxItems": 5,
             "items": {
               "type": "object",
+              "required": [
+                "bin",
+                "tracks"
+              ],
               "properties": {
                 "bin": {
                   "$ref": "#/components/schemas/BinSummary"
                 },
                 "tracks": {
                   "type": "array",
+                  "maxItems": 3,
                   "items": {
                     "type": "string"
                   }
@@ -630,29 +1214,39 @@ public enum OpenAPIDocument {
             }
           },
           "why": {
-            "description": "The features that brought the bin close, named as a person would ('place: home', 'tag wifi = none'), largest share first.",
+            "description": "The features that weighed most in the choice of bin (at most 5, positive contributions only, largest first).",
             "type": "array",
+            "maxItems": 5,
             "items": {
               "type": "object",
+              "required": [
+                "feature",
+                "weight",
+                "similarity"
+              ],
               "properties": {
                 "feature": {
                   "type": "string",
-                  "description": "The feature's readable name."
+                  "description": "The feature as a person reads it, such as \"calendar: study\", \"tag wifi = home\", \"time of day\" (docs/features.md)."
                 },
                 "weight": {
                   "type": "number",
-                  "description": "Its share of the comparison's total weight."
+                  "minimum": 0,
+                  "maximum": 1,
+                  "description": "The slot's share of the comparison's total weight."
                 },
                 "similarity": {
                   "type": "number",
-                  "description": "1 − |snapshot value − bin centroid| on the feature."
+                  "minimum": 0,
+                  "maximum": 1,
+                  "description": "1 − |snapshot value − bin centroid| on the slot."
                 }
               }
             }
           },
           "source": {
+            "description": "Where the played track came from: bin (a song of the bin), taste (the person's own liked track from another context), community (brought by people with the same taste or the popularity of the context), catalog (a catalog track that sounds like the bin), onboarding (the song chosen at onboarding). See docs/scoring.md, Ranking tracks.",
             "type": "string",
-            "description": "Where the track came from: bin (a song of the chosen bin), taste (a track the user rated in another bin), community (liked by people with the same taste, or in similar contexts), catalog (a catalog track that sounds like the bin), onboarding (the song an onboarding chose). See docs/scoring.md, Ranking tracks.",
             "enum": [
               "bin",
               "taste",
@@ -662,7 +1256,7 @@ public enum OpenAPIDocument {
             ]
           },
           "track_why": {
-            "description": "The ranker's signals that put the track there: their contributions (signal value times its weight in the blend), positive ones only, largest first, at most three; empty for an onboarding pick.",
+            "description": "The ranker's signals that put the played track there: the largest positive contributions (weight × signal), at most 3, largest first. See docs/scoring.md, Ranking tracks.",
             "type": "array",
             "maxItems": 3,
             "items": {
@@ -690,7 +1284,7 @@ public enum OpenAPIDocument {
                 },
                 "contribution": {
                   "type": "number",
-                  "minimum": 0
+                  "exclusiveMinimum": 0
                 }
               }
             }
@@ -728,7 +1322,7 @@ public enum OpenAPIDocument {
                 },
                 "reason": {
                   "type": "string",
-                  "description": "Why a source failed or was skipped (timeout, rate_limited, http_error, unauthorized, network, malformed, not_configured, no_coordinates, no_events, store_error)."
+                  "description": "Why a source failed or was skipped: timeout, rate_limited, http_error, unauthorized, network, malformed, not_configured, no_coordinates, no_events, store_error."
                 }
               }
             }
@@ -736,6 +1330,7 @@ public enum OpenAPIDocument {
         }
       },
       "FeedbackEvent": {
+        "description": "A feedback event (docs/formats.md; docs/schemas/feedback-event.v1.schema.json). pick_id or snapshot is required (the anyOf); a rate signal needs a rating, and only a rate signal has one (the allOf); null on an optional field means absent; unknown fields are ignored. Checked by the server beyond this schema: an embedded snapshot's user must be the event's. The CLI, this API and replay judge an event by the same rules: a duplicate id of the same user changes nothing; an id of another user is 409 conflict; an event earlier than the user's previous one is 409 out_of_order; an unknown user 404 unknown_user; an unknown, or another user's, pick or an unknown track 400 bad_request.",
         "type": "object",
         "required": [
           "id",
@@ -744,24 +1339,29 @@ public enum OpenAPIDocument {
           "track",
           "signal"
         ],
-        "description": "A feedback event (docs/formats.md): pick_id or snapshot is required; a rate signal needs a rating, and only a rate signal has one. The CLI, this API and replay judge it by the same rules: a duplicate id of the same user changes nothing; an id of another user is 409 conflict; an event earlier than the user's previous one is 409 out_of_order; an unknown user 404 unknown_user; an unknown, or another user's, pick or an unknown track 400 bad_request.",
         "properties": {
           "id": {
-            "type": "string"
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Identifier"
+              }
+            ],
+            "description": "The idempotency key."
           },
           "user": {
-            "type": "string"
+            "$ref": "#/components/schemas/Identifier"
           },
           "at": {
-            "type": "string",
-            "format": "date-time"
+            "$ref": "#/components/schemas/Timestamp"
           },
           "track": {
-            "type": "string"
+            "description": "The track's id: a non-empty string of at most 1024 characters.",
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 1024
           },
           "signal": {
             "type": "string",
-            "description": "like and complete count in the track's favour, dislike and skip against it; rate gives stars in rating.",
             "enum": [
               "like",
               "dislike",
@@ -771,22 +1371,99 @@ public enum OpenAPIDocument {
             ]
           },
           "rating": {
-            "type": "integer",
+            "description": "The stars of a rate signal: a whole number (4.0 counts) from 1 to 5; required with rate, absent (or null) with any other signal.",
+            "type": [
+              "integer",
+              "null"
+            ],
             "minimum": 1,
-            "maximum": 5,
-            "description": "Required with signal rate, not allowed otherwise: 4 and 5 count as a like, 1 and 2 as a dislike, 3 as neither. Upserted per user, track and bin: a new rating of the track in the same bin replaces the earlier one."
+            "maximum": 5
           },
           "played_ms": {
-            "type": "integer",
-            "minimum": 0
+            "description": "How long the track played, in milliseconds: a whole number (1.0 counts) from 0 to 2^53 = 9007199254740992, the largest integer a JSON number keeps exactly (numbers are read as IEEE doubles, so 9007199254740993 reads as 2^53).",
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 0,
+            "maximum": 9007199254740992
           },
           "pick_id": {
-            "type": "string"
+            "$ref": "#/components/schemas/OptionalIdentifier"
           },
           "snapshot": {
-            "$ref": "#/components/schemas/Snapshot"
+            "anyOf": [
+              {
+                "$ref": "#/components/schemas/Snapshot"
+              },
+              {
+                "type": "null"
+              }
+            ]
           }
-        }
+        },
+        "anyOf": [
+          {
+            "required": [
+              "pick_id"
+            ],
+            "properties": {
+              "pick_id": {
+                "type": "string"
+              }
+            }
+          },
+          {
+            "required": [
+              "snapshot"
+            ],
+            "properties": {
+              "snapshot": {
+                "type": "object"
+              }
+            }
+          }
+        ],
+        "allOf": [
+          {
+            "if": {
+              "properties": {
+                "signal": {
+                  "const": "rate"
+                }
+              },
+              "required": [
+                "signal"
+              ]
+            },
+            "then": {
+              "required": [
+                "rating"
+              ],
+              "properties": {
+                "rating": {
+                  "type": "integer"
+                }
+              }
+            },
+            "else": {
+              "properties": {
+                "rating": {
+                  "type": "null"
+                }
+              }
+            }
+          }
+        ]
+      },
+      "FeedbackBatch": {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": 1000,
+        "items": {
+          "$ref": "#/components/schemas/FeedbackEvent"
+        },
+        "description": "A batch of 1 to 1,000 events (the server's max_batch_events, 1,000 by default); each is judged and committed on its own."
       },
       "FeedbackResult": {
         "type": "object",
@@ -794,9 +1471,10 @@ public enum OpenAPIDocument {
           "id",
           "status"
         ],
+        "description": "The result of one event. applied: bin, signal, joined_bin, dislike_streak, and switched_to / created_bin when the event switched or made a bin. duplicate: id and status only. rejected (only inside a batch): id, status and error.",
         "properties": {
           "id": {
-            "type": "string"
+            "$ref": "#/components/schemas/Identifier"
           },
           "status": {
             "type": "string",
@@ -807,38 +1485,80 @@ public enum OpenAPIDocument {
             ]
           },
           "bin": {
-            "type": "string"
+            "type": "string",
+            "pattern": "^b-[0-9]+$(?!\\n)",
+            "description": "The bin the event was applied in."
           },
           "signal": {
-            "type": "string"
+            "type": "string",
+            "enum": [
+              "like",
+              "dislike",
+              "skip",
+              "complete",
+              "rate"
+            ]
           },
           "joined_bin": {
-            "type": "boolean"
+            "type": "boolean",
+            "description": "Whether the track joined the bin's songs."
           },
           "dislike_streak": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 0,
+            "description": "Dislikes in a row in the session (three switch bins)."
           },
           "switched_to": {
-            "type": "string"
+            "type": "string",
+            "pattern": "^b-[0-9]+$(?!\\n)"
           },
           "created_bin": {
-            "type": "string"
+            "type": "string",
+            "pattern": "^b-[0-9]+$(?!\\n)"
           },
           "error": {
-            "type": "object",
-            "properties": {
-              "code": {
-                "type": "string"
+            "$ref": "#/components/schemas/ErrorDetail"
+          }
+        },
+        "allOf": [
+          {
+            "if": {
+              "properties": {
+                "status": {
+                  "const": "applied"
+                }
               },
-              "message": {
-                "type": "string"
+              "required": [
+                "status"
+              ]
+            },
+            "then": {
+              "required": [
+                "bin",
+                "signal",
+                "joined_bin",
+                "dislike_streak"
+              ]
+            }
+          },
+          {
+            "if": {
+              "properties": {
+                "status": {
+                  "const": "rejected"
+                }
               },
-              "field": {
-                "type": "string"
-              }
+              "required": [
+                "status"
+              ]
+            },
+            "then": {
+              "required": [
+                "error"
+              ]
             }
           }
-        }
+        ]
       },
       "FeedbackBatchResult": {
         "type": "object",
@@ -848,18 +1568,27 @@ public enum OpenAPIDocument {
           "rejected",
           "results"
         ],
+        "description": "The answer to a batch: counts, and each event's result in the batch's order (a rejected event's error field is prefixed with its index, [i].path).",
         "properties": {
           "applied": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 1000
           },
           "duplicates": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 1000
           },
           "rejected": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 1000
           },
           "results": {
             "type": "array",
+            "minItems": 1,
+            "maxItems": 1000,
             "items": {
               "$ref": "#/components/schemas/FeedbackResult"
             }
@@ -873,26 +1602,29 @@ public enum OpenAPIDocument {
           "type": "object",
           "properties": {
             "id": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^b-[0-9]+$(?!\\n)"
             },
             "user": {
-              "type": "string"
+              "$ref": "#/components/schemas/Identifier"
             },
             "label": {
               "type": "string"
             },
             "observations": {
-              "type": "integer"
+              "type": "integer",
+              "minimum": 1,
+              "description": "Snapshots the bin has served."
             },
             "prior": {
               "type": [
                 "string",
                 "null"
-              ]
+              ],
+              "description": "The cold-start prior the bin was seeded from, if any."
             },
             "created_at": {
-              "type": "string",
-              "format": "date-time"
+              "$ref": "#/components/schemas/Timestamp"
             },
             "songs": {
               "type": "array",
@@ -903,15 +1635,31 @@ public enum OpenAPIDocument {
                     "type": "string"
                   },
                   "likes": {
-                    "type": "integer"
+                    "type": "integer",
+                    "minimum": 0
                   },
                   "dislikes": {
-                    "type": "integer"
+                    "type": "integer",
+                    "minimum": 0
                   }
-                }
+                },
+                "required": [
+                  "track",
+                  "likes",
+                  "dislikes"
+                ]
               }
             }
-          }
+          },
+          "required": [
+            "id",
+            "user",
+            "label",
+            "observations",
+            "prior",
+            "created_at",
+            "songs"
+          ]
         }
       },
       "NewUser": {
@@ -919,54 +1667,106 @@ public enum OpenAPIDocument {
         "required": [
           "id"
         ],
+        "description": "A user to add (the input of `soundtrack users add`). null on an optional field means absent; unknown fields are ignored.",
         "properties": {
           "id": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 128
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Identifier"
+              }
+            ],
+            "description": "At most 128 characters and at most 128 Unicode code points (the database counts code points)."
           },
           "email": {
-            "type": "string",
-            "description": "Stored only as a SHA-256 hash."
-          },
-          "age": {
-            "type": "integer",
-            "minimum": 13,
-            "maximum": 120
-          },
-          "region": {
-            "type": "string",
-            "maxLength": 64
-          }
-        }
-      },
-      "User": {
-        "type": "object",
-        "properties": {
-          "id": {
-            "type": "string"
-          },
-          "email_sha256": {
             "type": [
               "string",
               "null"
-            ]
+            ],
+            "format": "email",
+            "maxLength": 254,
+            "description": "Kept only as a keyed hash (HMAC-SHA256 under the server's email key; see email_hash). The server trims it and lower-cases it; it checks only that the result contains '@' and that the given string is at most 254 characters (anything else with an '@' is accepted: format email says what to send, not what is enforced)."
           },
           "age": {
             "type": [
               "integer",
               "null"
-            ]
+            ],
+            "minimum": 13,
+            "maximum": 120,
+            "description": "Age in years (a whole number; 30.0 counts)."
           },
           "region": {
             "type": [
               "string",
               "null"
-            ]
+            ],
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "A region such as DE or US-CA: 1 to 64 Unicode code points."
+          }
+        }
+      },
+      "User": {
+        "type": "object",
+        "required": [
+          "id",
+          "email_hash",
+          "email_hash_scheme",
+          "age",
+          "region",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Identifier"
+          },
+          "email_hash": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "pattern": "^[0-9a-f]{64}$(?!\\n)",
+            "description": "The email's hash, in hex (null without an email): HMAC-SHA256 of the trimmed, lower-cased address under the server's email key (email_hash_scheme hmac-sha256), or for a user stored before that key existed an unkeyed SHA-256 (sha256) until the address is supplied again."
+          },
+          "email_hash_scheme": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "enum": [
+              "hmac-sha256",
+              "sha256",
+              null
+            ],
+            "description": "How email_hash was made: hmac-sha256 (keyed), sha256 (legacy, unkeyed), null without an email."
+          },
+          "email_sha256": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "pattern": "^[0-9a-f]{64}$(?!\\n)",
+            "deprecated": true,
+            "description": "Deprecated (removed in the next version): the unkeyed SHA-256 of a legacy row, null for a keyed hash. Use email_hash and email_hash_scheme."
+          },
+          "age": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 13,
+            "maximum": 120
+          },
+          "region": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "minLength": 1,
+            "maxLength": 64
           },
           "created_at": {
-            "type": "string",
-            "format": "date-time"
+            "$ref": "#/components/schemas/Timestamp"
           }
         }
       }

@@ -267,11 +267,7 @@ public final class SoundtrackAPI: Sendable {
         }
         try live.addUser(user, at: configuration.clock.now())
         guard let u = try live.store.user(user.id) else { throw APIError.internal }
-        var response = Self.json(.object([
-            ("id", .string(u.id)), ("email_sha256", u.emailHash.map(JSONValue.string) ?? .null),
-            ("age", u.age.map { .number(Double($0)) } ?? .null), ("region", u.region.map(JSONValue.string) ?? .null),
-            ("created_at", .string(Timestamp(date: u.createdAt, offsetSeconds: 0).rfc3339)),
-        ]))
+        var response = Self.json(u.json(counts: false))
         response.status = .created
         return response
     }

@@ -286,6 +286,19 @@ enum Schema {
                 """)
             try migrateLayoutV1(db)
         }
+        m.registerMigration("v8", foreignKeyChecks: .immediate) { db in
+            // Keyed email hashes: which scheme made each user's `email_hash` (``EmailHashScheme``).
+            // Every hash so far is the unkeyed SHA-256 of the address (`sha256`); new ones are
+            // HMAC-SHA256 under the store's email key (`hmac-sha256`). A legacy hash cannot be
+            // re-keyed without the address: it is replaced when the address is next supplied. The
+            // CHECK holds for the rows as they are (SQLite checks the rows when a column with a CHECK
+            // is added), so it does not require a scheme of every hash: a hash without one is SHA-256.
+            try db.execute(sql: """
+                ALTER TABLE users ADD COLUMN email_hash_scheme TEXT
+                    CHECK (email_hash_scheme IS NULL OR (email_hash IS NOT NULL AND email_hash_scheme IN ('hmac-sha256', 'sha256')));
+                UPDATE users SET email_hash_scheme = 'sha256' WHERE email_hash IS NOT NULL;
+                """)
+        }
         return m
     }
 

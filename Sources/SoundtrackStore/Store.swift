@@ -16,10 +16,16 @@ public final class Store: Sendable {
     public let path: String?
     /// The catalog's similarity index for ``updateUser(_:defaults:_:)``, kept until the catalog changes.
     let catalogIndex = IndexCache()
+    /// The key of the users' email hashes.
+    let emailKeys: EmailKeyring
 
     /// Opens (creating if needed) and migrates the database at `path`.
-    /// - Parameter durable: `synchronous=FULL` (every commit reaches the disk) when true, `NORMAL` otherwise.
-    public init(path: String, durable: Bool = true) throws {
+    /// - Parameters:
+    ///   - durable: `synchronous=FULL` (every commit reaches the disk) when true, `NORMAL` otherwise.
+    ///   - emailKey: the key of the users' email hashes; by default the key file beside the database
+    ///     (``EmailKey/defaultFile(forDatabase:)``), created when an address is first hashed.
+    public init(path: String, durable: Bool = true, emailKey: EmailKeySource? = nil) throws {
+        emailKeys = EmailKeyring(emailKey ?? .file(EmailKey.defaultFile(forDatabase: path)))
         var config = Configuration()
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(10)
@@ -32,17 +38,19 @@ public final class Store: Sendable {
         self.path = path
     }
 
-    private init(queue: DatabaseQueue) throws {
+    private init(queue: DatabaseQueue, emailKey: EmailKey) throws {
+        emailKeys = EmailKeyring(.key(emailKey))
         try Schema.migrator.migrate(queue)
         database = queue
         path = nil
     }
 
     /// A fresh in-memory database, for tests and evaluation.
-    public static func inMemory() throws -> Store {
+    /// - Parameter emailKey: the key of the users' email hashes (default: a new random key).
+    public static func inMemory(emailKey: EmailKey = .random()) throws -> Store {
         var config = Configuration()
         config.foreignKeysEnabled = true
-        return try Store(queue: DatabaseQueue(configuration: config))
+        return try Store(queue: DatabaseQueue(configuration: config), emailKey: emailKey)
     }
 
     // MARK: - Users
@@ -50,7 +58,10 @@ public final class Store: Sendable {
     /// A user as listed by `users list` and `users show`.
     public struct UserSummary: Sendable, Equatable {
         public var id: String
+        /// The email's hash in hex (`nil` without an email), made as ``emailHashScheme`` says.
         public var emailHash: String?
+        /// How ``emailHash`` was made (`nil` without an email).
+        public var emailHashScheme: EmailHashScheme?
         public var age: Int?
         public var region: String?
         public var createdAt: Date
@@ -59,14 +70,20 @@ public final class Store: Sendable {
         public var picks: Int
     }
 
-    /// Adds a user. The email is stored only as a SHA-256 hash of its normalised form.
-    /// - Throws: ``RuleError/userExists(_:)`` for an id in use.
+    /// Adds a user. The email is stored only as a keyed hash of its normalised form
+    /// (``EmailHashScheme/hmacSHA256``).
+    /// - Throws: ``RuleError/userExists(_:)`` for an id in use; ``EmailKeyError`` when the email
+    ///   key cannot be had.
     public func addUser(_ user: NewUser, at: Date) throws {
         try database.write { db in
             if try Self.userExists(db, user.id) { throw RuleError.userExists(user.id) }
+            let hash = try user.email.map { try emailKey(db).hash($0) }
             try db.execute(
-                sql: "INSERT INTO users (id, email_hash, age, region, created_at) VALUES (?, ?, ?, ?, ?)",
-                arguments: [user.id, user.email.map(Hashing.sha256Hex), user.age, user.region, Timestamp(date: at, offsetSeconds: 0).rfc3339])
+                sql: "INSERT INTO users (id, email_hash, email_hash_scheme, age, region, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    user.id, hash, hash == nil ? nil : EmailHashScheme.hmacSHA256.rawValue, user.age, user.region,
+                    Timestamp(date: at, offsetSeconds: 0).rfc3339,
+                ])
             try db.execute(sql: "INSERT INTO user_settings (user_id) VALUES (?)", arguments: [user.id])
         }
     }
@@ -92,7 +109,7 @@ public final class Store: Sendable {
 
     private static func summaries(_ db: Database, whereId: String?) throws -> [UserSummary] {
         let sql = """
-            SELECT u.id, u.email_hash, u.age, u.region, u.created_at,
+            SELECT u.id, u.email_hash, u.email_hash_scheme, u.age, u.region, u.created_at,
                    (SELECT count(*) FROM bins b WHERE b.user_id = u.id) AS bins,
                    (SELECT count(*) FROM feedback f WHERE f.user_id = u.id) AS feedback,
                    (SELECT count(*) FROM picks p WHERE p.user_id = u.id) AS picks
@@ -101,7 +118,9 @@ public final class Store: Sendable {
         let args: StatementArguments = whereId.map { [$0] } ?? []
         return try Row.fetchAll(db, sql: sql, arguments: args).map { r in
             UserSummary(
-                id: r["id"], emailHash: r["email_hash"], age: r["age"], region: r["region"],
+                id: r["id"], emailHash: r["email_hash"],
+                emailHashScheme: (r["email_hash"] as String?).map { _ in EmailHashScheme.of(r["email_hash_scheme"]) },
+                age: r["age"], region: r["region"],
                 createdAt: Timestamp(rfc3339: r["created_at"])?.date ?? Date(timeIntervalSince1970: 0),
                 bins: r["bins"], feedback: r["feedback"], picks: r["picks"])
         }

@@ -111,10 +111,10 @@ struct BinsCommand: ParsableCommand {
 struct UsersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users", abstract: "Add, list, show and forget users.",
-        subcommands: [Add.self, List.self, Show.self, Forget.self])
+        subcommands: [Add.self, SetEmail.self, List.self, Show.self, Forget.self])
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a user (the email is stored only as a SHA-256 hash).")
+        static let configuration = CommandConfiguration(abstract: "Add a user (the email is stored only as a keyed hash: see --email-key-file).")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The user id.") var id: String
         @Option(help: "Email address (hashed before it is stored).") var email: String?
@@ -125,6 +125,20 @@ struct UsersCommand: ParsableCommand {
             let user = try NewUser(id: id, email: email, age: age, region: region)
             try store.open().addUser(user, at: Date())
             print("added user \(id)")
+        }
+    }
+
+    struct SetEmail: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-email",
+            abstract: "Replace a user's email (stored only as a keyed hash; a legacy SHA-256 hash is re-keyed).")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The user id.") var id: String
+        @Option(help: "The email address; omit it to remove the user's email.") var email: String?
+
+        func run() throws {
+            try store.open().store.setEmail(email, user: id)
+            print(email == nil ? "removed the email of user \(id)" : "set the email of user \(id)")
         }
     }
 
@@ -168,12 +182,7 @@ struct UsersCommand: ParsableCommand {
     }
 
     static func json(_ u: Store.UserSummary) -> JSONValue {
-        .object([
-            ("id", .string(u.id)), ("email_sha256", u.emailHash.map(JSONValue.string) ?? .null),
-            ("age", u.age.map { .number(Double($0)) } ?? .null), ("region", u.region.map(JSONValue.string) ?? .null),
-            ("created_at", .string(Timestamp(date: u.createdAt, offsetSeconds: 0).rfc3339)),
-            ("bins", .number(Double(u.bins))), ("picks", .number(Double(u.picks))), ("feedback", .number(Double(u.feedback))),
-        ])
+        u.json(counts: true)
     }
 }
 

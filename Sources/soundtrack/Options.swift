@@ -33,6 +33,19 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "The configuration file (default: $SOUNDTRACK_CONFIG, else ./soundtrack.json when it exists; see docs/configuration.md).")
     var config: String?
 
+    @Option(name: .long, help: "The key of the users' email hashes: a file of 64 or more hex digits, e.g. from `openssl rand -hex 32` (default: $SOUNDTRACK_EMAIL_KEY_FILE, else the configuration file's database.email_key_file, else <db>.email-key beside the database, created with mode 0600 when first needed).")
+    var emailKeyFile: String?
+
+    /// The key file of the email hashes: `--email-key-file`, else `$SOUNDTRACK_EMAIL_KEY_FILE`, else
+    /// the configuration file's `database.email_key_file`, else `nil` (the store's default, the file
+    /// beside the database).
+    /// - Throws: a configuration file that does not read.
+    func emailKeyPath() throws -> String? {
+        if let emailKeyFile { return emailKeyFile }
+        if let env = ProcessInfo.processInfo.environment["SOUNDTRACK_EMAIL_KEY_FILE"], !env.isEmpty { return env }
+        return try configuration().emailKeyFile
+    }
+
     /// The database file: `--db`, else `$SOUNDTRACK_DB`, else the configuration file's `database.path`,
     /// else `./soundtrack.sqlite`.
     /// - Throws: a configuration file that does not read (it is not skipped silently).
@@ -72,6 +85,7 @@ struct StoreOptions: ParsableArguments {
         let path = try path()
         let (service, imported) = try Bootstrap.open(
             path: path, models: m, seed: seed, catalogCandidates: loadBundledCatalog ? candidates : nil, durable: durable,
+            emailKey: try emailKeyPath().map(EmailKeySource.file),
             community: community, logger: Logger(label: "soundtrack"))
         if let (source, report) = imported {
             stderr("created \(path): loaded \(report.accepted) tracks from \(source)\(report.rejectedCount > 0 ? " (\(report.rejectedCount) rows rejected)" : "")")

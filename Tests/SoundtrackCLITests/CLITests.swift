@@ -1,5 +1,6 @@
 import Foundation
 import SoundtrackContext
+import SoundtrackStore
 import SoundtrackTestSupport
 import Testing
 
@@ -159,7 +160,33 @@ struct CLITests {
         let show = try CLI.run(["users", "show", "u-1", "--db", db])
         #expect(show.status == 0)
         #expect(!show.stdout.contains("Ana@Example.org"))
-        #expect(show.stdout.contains(#""email_sha256":""#))
+        // A keyed hash under the key file created beside the database (mode 0600), not the plain SHA-256.
+        let shown = try JSONParser.parse(show.stdout)
+        let keyFile = db + ".email-key"
+        let mode = try FileManager.default.attributesOfItem(atPath: keyFile)[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
+        let key = try EmailKey.read(file: keyFile)
+        #expect(shown["email_hash"] == .string(key.hash("ana@example.org")))
+        #expect(shown["email_hash_scheme"] == .string("hmac-sha256"))
+        #expect(shown["email_sha256"] == .null)
+        // set-email replaces the hash; with --email-key-file another key makes another hash.
+        #expect(try CLI.run(["users", "set-email", "u-1", "--email", "bo@example.org", "--db", db]).status == 0)
+        let reshown = try JSONParser.parse(try CLI.run(["users", "show", "u-1", "--db", db]).stdout)
+        #expect(reshown["email_hash"] == .string(key.hash("bo@example.org")))
+        #expect(try CLI.run(["users", "set-email", "nobody", "--email", "bo@example.org", "--db", db]).status == 2)
+        let otherKey = db + ".other-key"
+        try (String(repeating: "5a", count: 32) + "\n").write(toFile: otherKey, atomically: true, encoding: .utf8)
+        #expect(try CLI.run(["users", "set-email", "u-1", "--email", "bo@example.org", "--email-key-file", otherKey, "--db", db]).status == 0)
+        let rekeyed = try JSONParser.parse(try CLI.run(["users", "show", "u-1", "--db", db]).stdout)
+        #expect(rekeyed["email_hash"] == .string(try EmailKey.read(file: otherKey).hash("bo@example.org")))
+        #expect(rekeyed["email_hash"] != reshown["email_hash"])
+        // The configuration file's database.email_key_file, when no option or variable names one.
+        let thirdKey = db + ".third-key", config = db + ".config.json"
+        try (String(repeating: "7c", count: 32) + "\n").write(toFile: thirdKey, atomically: true, encoding: .utf8)
+        try #"{"database":{"email_key_file":"\#(thirdKey)"}}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        #expect(try CLI.run(["users", "set-email", "u-1", "--email", "bo@example.org", "--config", config, "--db", db]).status == 0)
+        let configured = try JSONParser.parse(try CLI.run(["users", "show", "u-1", "--db", db]).stdout)
+        #expect(configured["email_hash"] == .string(try EmailKey.read(file: thirdKey).hash("bo@example.org")))
         #expect(try CLI.run(["users", "add", "u-1", "--db", db]).status == 2)
         #expect(try CLI.run(["users", "add", "u-2", "--age", "7", "--db", db]).status == 2)
         #expect(try CLI.run(["users", "list", "--db", db]).stdout.contains("u-1"))

@@ -26,12 +26,14 @@ import SoundtrackContext
 
     @Test func readsEverySectionAndDefaultsTheRest() throws {
         let c = try SoundtrackConfiguration.parse(Data("""
-            {"database":{"path":"/var/lib/soundtrack.sqlite"},"server":{"port":9090,"rate":5},
+            {"database":{"path":"/var/lib/soundtrack.sqlite","email_key_file":"/etc/soundtrack/email.key"},"server":{"port":9090,"rate":5},
              "http":{"timeout_s":2,"max_attempts":4},
              "providers":{"weather":{"order":["open-meteo"],"open_meteo":{"base_url":"http://127.0.0.1:9999"}},
                           "spotify":{"client_id":"abc"}}}
             """.utf8), environment: ["SOUNDTRACK_SPOTIFY_CLIENT_SECRET": "s3cret", "SOUNDTRACK_OPENWEATHER_KEY": ""])
         #expect(c.databasePath == "/var/lib/soundtrack.sqlite")
+        #expect(c.emailKeyFile == "/etc/soundtrack/email.key")
+        #expect(c.redactedJSON()["database"]?["email_key_file"] == .string("/etc/soundtrack/email.key"))
         #expect(c.server.port == 9090 && c.server.rate == 5 && c.server.host == nil)
         #expect(c.http.timeout == 2 && c.http.maxAttempts == 4 && c.http.baseDelay == 0.5)
         #expect(c.weather.order == ["open-meteo"])

@@ -530,13 +530,112 @@ struct StoreTests {
         }
     }
 
-    @Test("Emails are stored only as SHA-256 hashes of their normalised form")
+    static let keyA = try! EmailKey(hex: String(repeating: "a1", count: 32))
+    static let keyB = try! EmailKey(hex: String(repeating: "b2", count: 32))
+
+    @Test("Emails are stored only as keyed hashes (HMAC-SHA256) of their normalised form, not as their plain SHA-256")
     func emailHash() throws {
-        let s = try Store.inMemory()
+        let s = try Store.inMemory(emailKey: Self.keyA)
         try s.addUser(NewUser(id: "u-1", email: "  Ana@Example.ORG "), at: Date())
+        try s.addUser(NewUser(id: "u-2"), at: Date())
         let u = try #require(try s.user("u-1"))
-        #expect(u.emailHash == Hashing.sha256Hex("ana@example.org"))
+        #expect(u.emailHash == Self.keyA.hash("ana@example.org"))
+        #expect(u.emailHash != Hashing.sha256Hex("ana@example.org"))
         #expect(u.emailHash?.count == 64)
+        #expect(u.emailHashScheme == .hmacSHA256)
+        let none = try #require(try s.user("u-2"))
+        #expect(none.emailHash == nil && none.emailHashScheme == nil)
         #expect(throws: InputError.self) { try NewUser(id: "u-2", email: "not-an-email") }
+    }
+
+    @Test("The same email under two keys hashes differently; the keyed hash is HMAC-SHA256 (RFC 4231 test case 6)")
+    func emailKeys() throws {
+        let a = try Store.inMemory(emailKey: Self.keyA), b = try Store.inMemory(emailKey: Self.keyB)
+        for s in [a, b] { try s.addUser(NewUser(id: "u-1", email: "ana@example.org"), at: Date()) }
+        let ha = try #require(try a.user("u-1")?.emailHash), hb = try #require(try b.user("u-1")?.emailHash)
+        #expect(ha != hb)
+        #expect(ha == Self.keyA.hash("ana@example.org") && hb == Self.keyB.hash("ana@example.org"))
+        // HMAC-SHA256 itself: RFC 4231, test case 6 (a 131-byte key).
+        let rfc = try EmailKey(bytes: [UInt8](repeating: 0xAA, count: 131))
+        #expect(
+            rfc.hash("Test Using Larger Than Block-Size Key - Hash Key First")
+                == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+        #expect(throws: EmailKeyError.tooShort(bytes: 4)) { try EmailKey(bytes: Array("Jefe".utf8)) }
+        #expect(throws: EmailKeyError.notHex) { try EmailKey(hex: "zz" + String(repeating: "00", count: 32)) }
+        #expect(EmailKey.random().hash("x") != EmailKey.random().hash("x"))
+    }
+
+    @Test("The default key file is created beside the database with mode 0600 when an address is first hashed, and read back after")
+    func emailKeyFile() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("s.sqlite").path
+        let keyPath = EmailKey.defaultFile(forDatabase: path)
+        try Store(path: path).addUser(NewUser(id: "u-0"), at: Date())
+        #expect(!FileManager.default.fileExists(atPath: keyPath), "no address hashed, no key file")
+        try Store(path: path).addUser(NewUser(id: "u-1", email: "ana@example.org"), at: Date())
+        let attributes = try FileManager.default.attributesOfItem(atPath: keyPath)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let key = try EmailKey.read(file: keyPath)
+        let s = try Store(path: path)
+        #expect(try s.user("u-1")?.emailHash == key.hash("ana@example.org"))
+        #expect(try s.emailMatches("Ana@example.org", user: "u-1"))
+        #expect(try !s.emailMatches("bob@example.org", user: "u-1"))
+        // A lost key file is not replaced while keyed hashes need it.
+        try FileManager.default.removeItem(atPath: keyPath)
+        #expect(throws: EmailKeyError.missing(path: keyPath, keyedUsers: 1)) {
+            try Store(path: path).addUser(NewUser(id: "u-2", email: "cy@example.org"), at: Date())
+        }
+        // An explicit key file.
+        let other = dir.appendingPathComponent("other.key").path
+        try "\(String(repeating: "b2", count: 32))\n".write(toFile: other, atomically: true, encoding: .utf8)
+        let t = try Store(path: path, emailKey: .file(other))
+        try t.addUser(NewUser(id: "u-3", email: "dee@example.org"), at: Date())
+        #expect(try t.user("u-3")?.emailHash == Self.keyB.hash("dee@example.org"))
+    }
+
+    @Test("Migration v8 marks the hashes of an old database as legacy SHA-256; supplying the address re-keys one, a wrong one does not")
+    func emailHashMigration() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("old.sqlite").path
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try Schema.migrator.migrate(queue, upTo: "v7")
+            try queue.write { db in
+                for (id, email) in [("u-1", "ana@example.org"), ("u-2", "bob@example.org")] {
+                    try db.execute(
+                        sql: "INSERT INTO users (id, email_hash, created_at) VALUES (?, ?, '2026-01-01T00:00:00Z')",
+                        arguments: [id, Hashing.sha256Hex(email)])
+                }
+                try db.execute(sql: "INSERT INTO users (id, created_at) VALUES ('u-3', '2026-01-01T00:00:00Z')")
+            }
+        }
+        let s = try Store(path: path, emailKey: .key(Self.keyA))
+        let before = try s.users()
+        #expect(before.map(\.emailHashScheme) == [.sha256, .sha256, nil])
+        #expect(before[0].emailHash == Hashing.sha256Hex("ana@example.org"), "the legacy hash is kept until the address comes")
+        // A wrong address changes nothing; the right one (normalised) matches and re-keys.
+        #expect(try !s.emailMatches("eve@example.org", user: "u-1"))
+        #expect(try s.user("u-1")?.emailHashScheme == .sha256)
+        #expect(try s.emailMatches(" ANA@example.org", user: "u-1"))
+        let rekeyed = try #require(try s.user("u-1"))
+        #expect(rekeyed.emailHashScheme == .hmacSHA256 && rekeyed.emailHash == Self.keyA.hash("ana@example.org"))
+        #expect(try s.emailMatches("ana@example.org", user: "u-1"), "and it still matches under the key")
+        // setEmail re-keys (or replaces) as well; nil removes the email.
+        try s.setEmail("bob@example.org", user: "u-2")
+        #expect(try s.user("u-2")?.emailHash == Self.keyA.hash("bob@example.org"))
+        try s.setEmail(nil, user: "u-2")
+        let cleared = try #require(try s.user("u-2"))
+        #expect(cleared.emailHash == nil && cleared.emailHashScheme == nil)
+        #expect(throws: RuleError.unknownUser("nobody")) { try s.setEmail("a@b", user: "nobody") }
+        #expect(throws: InputError.self) { try s.setEmail("no-at-sign", user: "u-1") }
+        // The schema refuses a scheme without a hash, and unknown schemes.
+        try s.database.write { db in
+            #expect(throws: DatabaseError.self) { try db.execute(sql: "UPDATE users SET email_hash_scheme = 'sha256' WHERE id = 'u-3'") }
+            #expect(throws: DatabaseError.self) { try db.execute(sql: "UPDATE users SET email_hash_scheme = 'md5' WHERE id = 'u-1'") }
+        }
     }
 }
