@@ -567,9 +567,7 @@ struct StoreTests {
 
     @Test("The default key file is created beside the database with mode 0600 when an address is first hashed, and read back after")
     func emailKeyFile() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = Scratch.directory("st")
         let path = dir.appendingPathComponent("s.sqlite").path
         let keyPath = EmailKey.defaultFile(forDatabase: path)
         try Store(path: path).addUser(NewUser(id: "u-0"), at: Date())
@@ -597,9 +595,7 @@ struct StoreTests {
 
     @Test("Migration v8 marks the hashes of an old database as legacy SHA-256; supplying the address re-keys one, a wrong one does not")
     func emailHashMigration() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = Scratch.directory("st")
         let path = dir.appendingPathComponent("old.sqlite").path
         do {
             let queue = try DatabaseQueue(path: path)
