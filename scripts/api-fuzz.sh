@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Property-based tests of the HTTP API against its OpenAPI document (openapi/soundtrack.v1.json):
-# schemathesis (from PyPI, pinned below, in a venv of its own) against a live `soundtrack serve` on
+# schemathesis (from PyPI, pinned in scripts/api-fuzz.requirements.txt, in a venv of its own) against a live `soundtrack serve` on
 # loopback, over a temporary database holding the user `demo` (the user of the document's request
 # examples and of datasets/examples/) with a user key and an admin key.
 #
@@ -18,27 +18,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SCHEMATHESIS_VERSION=4.32.5
+SCHEMATHESIS_VERSION="$(sed -n 's/^schemathesis==//p' scripts/api-fuzz.requirements.txt)"
 VENV="${VENV:-.venv-api-fuzz}"
 SEED="${API_FUZZ_SEED:-21}"
 MAX_EXAMPLES="${API_FUZZ_MAX_EXAMPLES:-200}"
 
-# The venv, as scripts/setup-notebooks.sh makes its own: Debian's python3-venv if missing, then the
-# pinned package; nothing to do when the venv already holds this version.
-stamp="$VENV/.schemathesis-$SCHEMATHESIS_VERSION"
-if ! [ -x "$VENV/bin/st" ] || ! [ -f "$stamp" ]; then
-  if ! command -v python3 >/dev/null || ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' 2>/dev/null; then
-    echo "api-fuzz: installing python3 python3-venv" >&2
-    SUDO=""
-    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3 python3-venv >/dev/null
-  fi
-  rm -rf "$VENV"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION"
-  touch "$stamp"
-fi
+# The venv with the pinned schemathesis of scripts/api-fuzz.requirements.txt (nothing to do when it
+# already holds it).
+bash scripts/python-venv.sh "$VENV" scripts/api-fuzz.requirements.txt
 
 if [ -z "${SOUNDTRACK_BIN:-}" ]; then
   swift build --product soundtrack

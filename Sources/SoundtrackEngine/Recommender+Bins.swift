@@ -17,8 +17,7 @@ extension Recommender {
         _ x: FeatureVector, at: Date, nearest: RankedBin?, seedSongs: [BinSong]? = nil, state: inout UserState, rng: inout SeededGenerator
     ) -> Int {
         let d = FeatureLayout.dimension
-        var centroid = [Float](repeating: 0, count: d)
-        for i in 0..<d where x.mask[i] > 0 { centroid[i] = x.values[i] }
+        let centroid = Self.centroid(of: x)
         let number = state.nextBinNumber
         state.nextBinNumber += 1
         state.changes.counters = true
@@ -62,6 +61,13 @@ extension Recommender {
         return i
     }
 
+    /// A new bin's centroid for `x`: its values on the slots it has, 0 elsewhere.
+    static func centroid(of x: FeatureVector) -> [Float] {
+        var centroid = [Float](repeating: 0, count: FeatureLayout.dimension)
+        for i in centroid.indices where x.mask[i] > 0 { centroid[i] = x.values[i] }
+        return centroid
+    }
+
     /// Makes a bin for `x` (``createBin(_:at:nearest:seedSongs:state:rng:)``) and, past the user's
     /// cap, merges the closest pair (``mergeClosest(at:state:)``). Returns the index of the bin that
     /// now holds the new one: itself, or the older bin it was merged into.
@@ -81,23 +87,14 @@ extension Recommender {
     /// new enough for a bin of its own.
     func joinAtCap(_ x: FeatureVector, at: Date, state: UserState) -> Int? {
         guard !state.bins.isEmpty, state.bins.count + 1 > max(1, config.cap(for: state)) else { return nil }
-        let d = FeatureLayout.dimension
-        var centroid = [Float](repeating: 0, count: d)
-        for i in 0..<d where x.mask[i] > 0 { centroid[i] = x.values[i] }
+        let centroid = Self.centroid(of: x)
         let alone = Bin(
             number: state.nextBinNumber, label: "", centroid: centroid, spread: centroid, observed: x.mask,
             observations: 1, songs: [], prior: nil, createdAt: at, updatedAt: at)
+        // The pair mergeClosest would merge after making the bin.
         let vectors = BinVectors(state.bins + [alone], threshold: config.presenceThreshold)
-        let weights = vectors.padded(state.weights)
-        var best: (i: Int, j: Int, cost: Float)?
-        // The same pairs in the same order as mergeClosest: the same pair wins.
-        for i in 0..<vectors.count {
-            for j in (i + 1)..<vectors.count {
-                let c = vectors.mergeCost(i, j, weights: weights, config: config)
-                if best == nil || c < best!.cost { best = (i, j, c) }
-            }
-        }
-        guard let best, best.cost.isFinite, best.j == state.bins.count else { return nil }
+        guard let best = vectors.cheapestPair(weights: state.weights, config: config), best.cost.isFinite, best.j == state.bins.count
+        else { return nil }
         return best.i
     }
 
@@ -177,16 +174,8 @@ extension Recommender {
     /// (``BinVectors``): going through the `Bin` values copied each bin's arrays for every pair.
     func mergeClosest(at: Date, state: inout UserState) {
         while state.bins.count > max(1, config.cap(for: state)) {
-            var best: (i: Int, j: Int, cost: Float)?
             let vectors = BinVectors(state.bins, threshold: config.presenceThreshold)
-            let weights = vectors.padded(state.weights)
-            for i in 0..<vectors.count {
-                for j in (i + 1)..<vectors.count {
-                    let c = vectors.mergeCost(i, j, weights: weights, config: config)
-                    if best == nil || c < best!.cost { best = (i, j, c) }
-                }
-            }
-            guard let best else { return }
+            guard let best = vectors.cheapestPair(weights: state.weights, config: config) else { return }
             merge(best.j, into: best.i, state: &state)
         }
     }
@@ -389,6 +378,20 @@ struct BinVectors {
         }
         let total = sw.sum()
         return total > 0 ? s.sum() / total : .infinity
+    }
+
+    /// The pair `i < j` of least ``mergeCost(_:_:weights:config:)`` (the first such pair in the order
+    /// `(0, 1), (0, 2), …, (1, 2), …` on ties); `nil` with fewer than two bins. `weights` unpadded.
+    func cheapestPair(weights: [Float], config: EngineConfig) -> (i: Int, j: Int, cost: Float)? {
+        let weights = padded(weights)
+        var best: (i: Int, j: Int, cost: Float)?
+        for i in 0..<count {
+            for j in (i + 1)..<count {
+                let c = mergeCost(i, j, weights: weights, config: config)
+                if best == nil || c < best!.cost { best = (i, j, c) }
+            }
+        }
+        return best
     }
 
     /// ``Recommender/mergeCost(_:_:weights:)`` of bins `i` and `j` (`weights` as ``padded(_:)`` makes them).
