@@ -44,7 +44,7 @@ NB_DAYS ?= 14
 NB_CATALOG ?= datasets/catalog-small.csv
 NB_VENV ?= .venv-notebooks
 notebooks: setup
-	VENV=$(NB_VENV) bash scripts/setup-notebooks.sh
+	NB_VENV=$(NB_VENV) bash scripts/setup-notebooks.sh
 	$(SWIFT) build --product soundtrack
 	rm -rf $(NB_OUT) && mkdir -p $(NB_OUT)/figures $(NB_OUT)/executed
 	B=$$($(SWIFT) build --show-bin-path)/soundtrack && \

@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SCHEMATHESIS_VERSION="$(sed -n 's/^schemathesis==//p' scripts/api-fuzz.requirements.txt)"
-VENV="${VENV:-.venv-api-fuzz}"
+VENV="${API_FUZZ_VENV:-.venv-api-fuzz}"
 SEED="${API_FUZZ_SEED:-21}"
 MAX_EXAMPLES="${API_FUZZ_MAX_EXAMPLES:-200}"
 
@@ -46,7 +46,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 db="$tmp/fuzz.sqlite"
-"$B" users add demo --db "$db" --email demo@example.org >/dev/null 2>"$tmp/setup.log"
+# The set-up's errors reach standard error (the temporary directory goes at exit).
+"$B" users add demo --db "$db" --email demo@example.org >/dev/null
 USER_KEY="$("$B" keys create --user demo --label api-fuzz --db "$db")"
 ADMIN_KEY="$("$B" keys create --admin --label api-fuzz --db "$db")"
 export USER_KEY ADMIN_KEY

@@ -4,4 +4,4 @@
 # python3 and python3-venv if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/python-venv.sh "${VENV:-.venv-notebooks}" notebooks/requirements.txt
+bash scripts/python-venv.sh "${NB_VENV:-.venv-notebooks}" notebooks/requirements.txt

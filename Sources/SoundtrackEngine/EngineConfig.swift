@@ -91,10 +91,10 @@ public struct EngineConfig: Sendable, Equatable {
 
 extension EngineConfig {
     /// The most bins a user with this state may keep (``binCap``, or less while ``binCapGrowth``
-    /// limits it by the snapshots served so far).
-    public func cap(for state: UserState) -> Int {
+    /// limits it by the snapshots served so far, plus `plus` more).
+    public func cap(for state: UserState, plus: Int = 0) -> Int {
         guard binCapGrowth > 0 else { return binCap }
-        let served = state.bins.reduce(0) { $0 + $1.observations }
+        let served = state.bins.reduce(plus) { $0 + $1.observations }
         return min(binCap, max(4, Int((binCapGrowth * Float(served).squareRoot()).rounded())))
     }
 

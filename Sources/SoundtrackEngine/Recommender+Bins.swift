@@ -79,14 +79,16 @@ extension Recommender {
         return state.binIndex(number: state.resolve(bin: number) ?? number)!
     }
 
-    /// At the cap, the bin that a new bin made for `x` would be merged into at once: when the pair
+    /// Exactly at the cap, the bin that a new bin made for `x` would be merged into at once: when the pair
     /// of least ``mergeCost(_:_:weights:)`` among the user's bins and a bin of `x` alone (one
     /// snapshot, its slots, its time) is `x`'s bin and an existing one, that one serves `x` instead
     /// (a bin made only to be merged away would bring its seed songs into the old bin and cost a
     /// catalog search). `nil` below the cap, or when another pair is closer: then the context is
     /// new enough for a bin of its own.
     func joinAtCap(_ x: FeatureVector, at: Date, state: UserState) -> Int? {
-        guard !state.bins.isEmpty, state.bins.count + 1 > max(1, config.cap(for: state)) else { return nil }
+        // Exactly at the cap (a user over it, after onboarding or a lowered cap, makes the bin and
+        // merges back down), the cap counted with this snapshot served, as makeBin counts it.
+        guard !state.bins.isEmpty, state.bins.count == max(1, config.cap(for: state, plus: 1)) else { return nil }
         let centroid = Self.centroid(of: x)
         let alone = Bin(
             number: state.nextBinNumber, label: "", centroid: centroid, spread: centroid, observed: x.mask,

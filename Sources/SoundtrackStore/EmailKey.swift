@@ -17,7 +17,8 @@ public struct EmailKey: Sendable {
     /// The fewest bytes a key may have (the output size of SHA-256).
     public static let minimumBytes = 32
 
-    /// The key's bytes (`SymmetricKey` is not `Sendable`: it is made for each hash).
+    /// The key's bytes (`SymmetricKey` is not `Sendable`: it is made for each hash). Never printed:
+    /// the key describes and reflects itself as redacted.
     let bytes: [UInt8]
 
     /// A key from its bytes.
@@ -87,21 +88,41 @@ public struct EmailKey: Sendable {
     }
 
     /// Creates a key file holding a new random key, readable and writable by its owner only (mode
-    /// 0600); fails if the file exists.
+    /// 0600); fails if the file exists. The key is written to a temporary file beside it, synced,
+    /// then linked into place (atomic, and refused if the name exists) and the directory synced: a
+    /// crash leaves either no key file or a whole one, and a key file that survives a power loss
+    /// with the hashes made under it.
     /// - Throws: ``EmailKeyError/unwritable(path:reason:)``.
     public static func create(file path: String) throws(EmailKeyError) -> EmailKey {
         let key = random()
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
-        defer { close(fd) }
+        func failure() -> EmailKeyError { .unwritable(path: path, reason: String(cString: strerror(errno))) }
+        let temporary = "\(path).tmp-\(getpid())"
+        unlink(temporary)  // a leftover of a crashed process with the same pid
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw failure() }
+        defer { unlink(temporary) }
         let text = Array((key.hex + "\n").utf8)
         let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == text.count, fsync(fd) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(path)
-            throw .unwritable(path: path, reason: reason)
+            let error = failure()
+            close(fd)
+            throw error
+        }
+        close(fd)
+        guard link(temporary, path) == 0 else { throw failure() }
+        let directory = open((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent, O_RDONLY | O_CLOEXEC)
+        if directory >= 0 {
+            fsync(directory)
+            close(directory)
         }
         return key
+    }
+
+    /// A fingerprint of the key (HMAC-SHA256 of a fixed text under it, 64 hex digits): recorded with
+    /// the database's keyed hashes, so that another key is refused instead of making hashes that
+    /// match nothing stored. It tells nothing of the key.
+    public var fingerprint: String {
+        hash("soundtrack email key fingerprint v1")
     }
 
     private static func nibble(_ c: UInt8) -> UInt8? {
@@ -126,6 +147,8 @@ public enum EmailKeyError: Error, Sendable, Equatable, CustomStringConvertible {
     case malformed(path: String, reason: String)
     /// The key file could not be created.
     case unwritable(path: String, reason: String)
+    /// The key is not the one the database's keyed hashes were made with (their fingerprints differ).
+    case otherKey(source: String)
     /// The key file is missing but users' hashes were made with a key: a new key would not match them.
     case missing(path: String, keyedUsers: Int)
 
@@ -137,6 +160,8 @@ public enum EmailKeyError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .unreadable(path, reason): "cannot read the email key file \(path): \(reason)"
         case let .malformed(path, reason): "the email key file \(path): \(reason)"
         case let .unwritable(path, reason): "cannot create the email key file \(path): \(reason)"
+        case let .otherKey(source):
+            "the email key (\(source)) is not the key this database's email hashes were made with: give that key (--email-key-file)"
         case let .missing(path, n):
             "the email key file \(path) is missing, but the email hashes of \(n) users were made with a key: restore the file (or give the key with --email-key-file)"
         }
@@ -156,6 +181,14 @@ public enum EmailKeySource: Sendable {
 /// reads or creates a key file).
 final class EmailKeyring: Sendable {
     let source: EmailKeySource
+
+    /// Where the key came from, for errors: the file, or "given".
+    var sourceDescription: String {
+        switch source {
+        case let .file(path): "file \(path)"
+        case .key: "given"
+        }
+    }
     private let resolved = Mutex<EmailKey?>(nil)
 
     init(_ source: EmailKeySource) {
@@ -182,4 +215,11 @@ final class EmailKeyring: Sendable {
             return key
         }
     }
+}
+
+extension EmailKey: CustomStringConvertible, CustomReflectable {
+    /// `EmailKey(redacted)`: a key never reaches a log or an error by being printed.
+    public var description: String { "EmailKey(redacted)" }
+    /// No children: `dump` and debuggers show no bytes.
+    public var customMirror: Mirror { Mirror(self, children: []) }
 }

@@ -299,6 +299,12 @@ enum Schema {
                 UPDATE users SET email_hash_scheme = 'sha256' WHERE email_hash IS NOT NULL;
                 """)
         }
+        m.registerMigration("v9", foreignKeyChecks: .immediate) { db in
+            // Settings of the whole store, by name: `email_key_fingerprint`, the fingerprint of the
+            // email key the keyed hashes were made with (another key is refused, not used to make
+            // hashes that match nothing stored).
+            try db.execute(sql: "CREATE TABLE store_settings (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID")
+        }
         return m
     }
 

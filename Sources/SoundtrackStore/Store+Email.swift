@@ -20,11 +20,22 @@ public enum EmailHashScheme: String, Sendable, Equatable, CaseIterable {
 }
 
 extension Store {
-    /// The email key, read or created on first use (see ``EmailKeySource/file(_:)``).
+    /// The email key, read or created on first use (see ``EmailKeySource/file(_:)``), checked
+    /// against the fingerprint recorded with the database's keyed hashes (recorded on first use:
+    /// a database migrated to v9 with keyed hashes records the key it is first given).
+    /// Called inside a write transaction.
+    /// - Throws: ``EmailKeyError``, ``EmailKeyError/otherKey(source:)`` for a key other than the recorded one.
     func emailKey(_ db: Database) throws -> EmailKey {
-        try emailKeys.key {
+        let key = try emailKeys.key {
             try Int.fetchOne(db, sql: "SELECT count(*) FROM users WHERE email_hash_scheme = ?", arguments: [EmailHashScheme.hmacSHA256.rawValue]) ?? 0
         }
+        let fingerprint = key.fingerprint
+        if let recorded = try String.fetchOne(db, sql: "SELECT value FROM store_settings WHERE name = 'email_key_fingerprint'") {
+            guard recorded == fingerprint else { throw EmailKeyError.otherKey(source: emailKeys.sourceDescription) }
+        } else {
+            try db.execute(sql: "INSERT INTO store_settings (name, value) VALUES ('email_key_fingerprint', ?)", arguments: [fingerprint])
+        }
+        return key
     }
 
     /// Replaces a user's email (`nil`: removes it); the address is normalised as ``NewUser`` does

@@ -169,23 +169,35 @@ struct CLITests {
         #expect(shown["email_hash"] == .string(key.hash("ana@example.org")))
         #expect(shown["email_hash_scheme"] == .string("hmac-sha256"))
         #expect(shown["email_sha256"] == .null)
-        // set-email replaces the hash; with --email-key-file another key makes another hash.
+        // set-email replaces the hash.
         #expect(try CLI.run(["users", "set-email", "u-1", "--email", "bo@example.org", "--db", db]).status == 0)
         let reshown = try JSONParser.parse(try CLI.run(["users", "show", "u-1", "--db", db]).stdout)
         #expect(reshown["email_hash"] == .string(key.hash("bo@example.org")))
         #expect(try CLI.run(["users", "set-email", "nobody", "--email", "bo@example.org", "--db", db]).status == 2)
+        // Another key is refused on this database (its fingerprint is not the recorded one): the hash is unchanged.
         let otherKey = db + ".other-key"
         try (String(repeating: "5a", count: 32) + "\n").write(toFile: otherKey, atomically: true, encoding: .utf8)
-        #expect(try CLI.run(["users", "set-email", "u-1", "--email", "bo@example.org", "--email-key-file", otherKey, "--db", db]).status == 0)
-        let rekeyed = try JSONParser.parse(try CLI.run(["users", "show", "u-1", "--db", db]).stdout)
+        let refused = try CLI.run(["users", "set-email", "u-1", "--email", "bo@example.org", "--email-key-file", otherKey, "--db", db])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("is not the key this database's email hashes were made with"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("5a5a"), "the key is not printed")
+        #expect(try JSONParser.parse(try CLI.run(["users", "show", "u-1", "--db", db]).stdout)["email_hash"] == reshown["email_hash"])
+        // On a database of its own (a user without an email yet), --email-key-file makes the hash under that key.
+        let other = CLI.tempDir().appendingPathComponent("other.sqlite").path
+        #expect(try CLI.run(["users", "add", "u-1", "--db", other]).status == 0)
+        let set = try CLI.run(["users", "set-email", "u-1", "--email", "bo@example.org", "--email-key-file", otherKey, "--db", other])
+        #expect(set.status == 0, "\(set.stderr)")
+        let rekeyed = try JSONParser.parse(try CLI.run(["users", "show", "u-1", "--email-key-file", otherKey, "--db", other]).stdout)
         #expect(rekeyed["email_hash"] == .string(try EmailKey.read(file: otherKey).hash("bo@example.org")))
         #expect(rekeyed["email_hash"] != reshown["email_hash"])
         // The configuration file's database.email_key_file, when no option or variable names one.
-        let thirdKey = db + ".third-key", config = db + ".config.json"
+        let third = CLI.tempDir().appendingPathComponent("third.sqlite").path
+        #expect(try CLI.run(["users", "add", "u-1", "--db", third]).status == 0)
+        let thirdKey = third + ".third-key", config = third + ".config.json"
         try (String(repeating: "7c", count: 32) + "\n").write(toFile: thirdKey, atomically: true, encoding: .utf8)
         try #"{"database":{"email_key_file":"\#(thirdKey)"}}"#.write(toFile: config, atomically: true, encoding: .utf8)
-        #expect(try CLI.run(["users", "set-email", "u-1", "--email", "bo@example.org", "--config", config, "--db", db]).status == 0)
-        let configured = try JSONParser.parse(try CLI.run(["users", "show", "u-1", "--db", db]).stdout)
+        #expect(try CLI.run(["users", "set-email", "u-1", "--email", "bo@example.org", "--config", config, "--db", third]).status == 0)
+        let configured = try JSONParser.parse(try CLI.run(["users", "show", "u-1", "--db", third]).stdout)
         #expect(configured["email_hash"] == .string(try EmailKey.read(file: thirdKey).hash("bo@example.org")))
         #expect(try CLI.run(["users", "add", "u-1", "--db", db]).status == 2)
         #expect(try CLI.run(["users", "add", "u-2", "--age", "7", "--db", db]).status == 2)

@@ -112,6 +112,61 @@ struct BinLifecycleTests {
         #expect(below.bins.count == 4)
     }
 
+    @Test("A user over the cap (a lowered cap) makes the bin and merges back down to the cap; it does not join")
+    func overTheCapMergesDown() throws {
+        var config = engine.config
+        config.binCap = 3
+        let engine = self.engine.with(config: config)
+        var state = engine.newUser("u-1")
+        let contexts: [(String, Activity, String)] = [("03:00", .stationary, "home"), ("14:00", .automotive, "car"), ("19:00", .running, "gym")]
+        for day in 11...15 {
+            for (t, a, w) in contexts { _ = engine.pick(phone("2026-03-\(day)T\(t):00+01:00", activity: a, wifi: w), state: &state) }
+        }
+        try #require(state.bins.count == 3)
+        config.binCap = 2
+        let lowered = engine.with(config: config)
+        _ = lowered.pick(phone("2026-03-16T21:30:00+01:00", activity: .walking, wifi: "gym"), state: &state)
+        #expect(state.bins.count == 2)
+        #expect(state.mergedInto.count == 2, "the new bin and an older pair: two merges")
+    }
+
+    @Test("Merge distances over SIMD lanes equal the slot-by-slot formula over the slots both bins have seen")
+    func binVectorsDistance() {
+        var rng = SeededGenerator(seed: 3)
+        let d = FeatureLayout.dimension
+        func bin(_ number: Int) -> Bin {
+            let c = (0..<d).map { _ in Float(rng.unit()) }
+            // Presence around the threshold, some exactly at it.
+            let o = (0..<d).map { k in k % 7 == 0 ? engine.config.presenceThreshold : Float(rng.unit()) }
+            return Bin(
+                number: number, label: "", centroid: c, spread: c, observed: o, observations: 1 + number, songs: [], prior: nil,
+                createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
+        }
+        let bins = (1...4).map(bin)
+        let weights = (0..<d).map { _ in Float(rng.unit()) * 2 }
+        let t = engine.config.presenceThreshold
+        let vectors = BinVectors(bins, threshold: t)
+        for i in bins.indices {
+            for j in bins.indices where j != i {
+                var sw: Float = 0, sum: Float = 0
+                for k in 0..<d where bins[i].observed[k] >= t && bins[j].observed[k] >= t {
+                    let dc = bins[i].centroid[k] - bins[j].centroid[k]
+                    sw += weights[k]
+                    sum += weights[k] * dc * dc
+                }
+                let expected = sum / sw
+                let got = vectors.distance(i, j, weights: vectors.padded(weights))
+                #expect(abs(got - expected) <= 1e-5 * max(1, expected), "\(i), \(j): \(got) vs \(expected)")
+            }
+        }
+        // No slot seen by both: +∞.
+        var a = bins[0], b = bins[1]
+        a.setVectors(centroid: a.centroid, spread: a.spread, observed: (0..<d).map { $0 % 2 == 0 ? 1 : 0 })
+        b.setVectors(centroid: b.centroid, spread: b.spread, observed: (0..<d).map { $0 % 2 == 0 ? 0 : 1 })
+        let apart = BinVectors([a, b], threshold: t)
+        #expect(apart.distance(0, 1, weights: apart.padded(weights)) == .infinity)
+    }
+
     @Test("A merge leaves the ranking cache as a rebuild from scratch would make it; a dropped rating forces the rebuild")
     func mergeKeepsTheRankingCache() throws {
         var state = engine.newUser("u-1")

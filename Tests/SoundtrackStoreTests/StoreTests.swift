@@ -585,12 +585,26 @@ struct StoreTests {
         #expect(throws: EmailKeyError.missing(path: keyPath, keyedUsers: 1)) {
             try Store(path: path).addUser(NewUser(id: "u-2", email: "cy@example.org"), at: Date())
         }
-        // An explicit key file.
+        // Another key is refused: its fingerprint is not the one recorded with the keyed hashes.
         let other = dir.appendingPathComponent("other.key").path
         try "\(String(repeating: "b2", count: 32))\n".write(toFile: other, atomically: true, encoding: .utf8)
-        let t = try Store(path: path, emailKey: .file(other))
+        #expect(throws: EmailKeyError.otherKey(source: "file \(other)")) {
+            try Store(path: path, emailKey: .file(other)).addUser(NewUser(id: "u-3", email: "dee@example.org"), at: Date())
+        }
+        #expect(try Store(path: path).user("u-3") == nil)
+        // An explicit key file on a database of its own.
+        let fresh = dir.appendingPathComponent("fresh.sqlite").path
+        let t = try Store(path: fresh, emailKey: .file(other))
         try t.addUser(NewUser(id: "u-3", email: "dee@example.org"), at: Date())
         #expect(try t.user("u-3")?.emailHash == Self.keyB.hash("dee@example.org"))
+        // The key file was linked into place whole: no temporary file is left beside it.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }.isEmpty)
+        // A key never prints its bytes.
+        #expect("\(key)" == "EmailKey(redacted)")
+        var dumped = ""
+        dump(Self.keyB, to: &dumped)
+        #expect(!dumped.contains("178"), "the key's bytes (0xb2 = 178) are not dumped: \(dumped)")
+        #expect(!String(reflecting: Self.keyB).contains("178"))
     }
 
     @Test("Migration v8 marks the hashes of an old database as legacy SHA-256; supplying the address re-keys one, a wrong one does not")

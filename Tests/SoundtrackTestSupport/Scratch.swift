@@ -5,8 +5,8 @@ import Glibc
 #endif
 
 /// Scratch directories for tests, all under one directory of the test process that is removed when
-/// the process exits: a test run leaves nothing behind in the temporary directory (databases,
-/// logs, copied binaries), however its tests end.
+/// the process exits normally (`atexit`; a process killed by a signal or a trap leaves it): a test
+/// run leaves nothing behind in the temporary directory (databases, logs, copied binaries).
 public enum Scratch {
     /// `<temporary directory>/soundtrack-tests-<pid>`, made on first use; removed at exit.
     public static let root: URL = {
