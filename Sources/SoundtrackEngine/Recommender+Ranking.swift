@@ -207,7 +207,16 @@ extension Recommender {
             skip[row] = true
             out.append(row)
         }
-        for s in state.bins[binIndex].songs { if let r = index.row(of: s) { add(r) } }
+        // The bin's songs, best like rate first, at most three quarters of the list: a bin that has
+        // played hundreds of songs still leaves room for the user's taste and new sounds, and its
+        // best songs, not its oldest, are the ones ranked.
+        state.bins[binIndex].orderSongsByRate()
+        let songs = state.bins[binIndex].songs
+        let own = limit - limit / 4
+        for i in state.bins[binIndex].rateOrder ?? [] {
+            guard out.count < own else { break }
+            if let r = index.row(of: songs[Int(i)]) { add(r) }
+        }
         for r in state.rankingCache.likedOrder.prefix(limit / 4) { add(r) }
         for r in state.rankingCache.knnOrder { add(r) }
         for r in state.rankingCache.popular { add(r) }

@@ -167,6 +167,25 @@ struct BinLifecycleTests {
         #expect(apart.distance(0, 1, weights: apart.padded(weights)) == .infinity)
     }
 
+    @Test("A bin of hundreds of songs ranks its best-liked songs, not its oldest, and leaves room for other candidates")
+    func bigBinCandidates() throws {
+        var state = engine.newUser("u-1")
+        _ = engine.pick(phone("2026-03-11T09:00:00+01:00", activity: .stationary, wifi: "home"), state: &state)
+        let index = engine.catalog.index()
+        // 300 songs played in the bin; the last ten were liked.
+        let tracks = index.tracks.prefix(1000).suffix(300).map(\.id)
+        state.bins[0].songs = tracks.enumerated().map { i, id in BinSong(trackId: id, likes: i >= 290 ? 2 : 0) }
+        state.evidenceVersion &+= 1
+        var rng = SeededGenerator(seed: 1)
+        let rows = engine.candidateRows(binIndex: 0, state: &state, index: index, rng: &rng)
+        let liked = Set(tracks.suffix(10).compactMap { index.row(of: BinSong(trackId: $0)) })
+        let members = Set(tracks.compactMap { index.row(of: BinSong(trackId: $0)) })
+        #expect(rows.count <= engine.config.candidates)
+        #expect(liked.isSubset(of: Set(rows)), "the liked songs, played last, are candidates")
+        #expect(rows.filter { members.contains($0) }.count <= engine.config.candidates - engine.config.candidates / 4)
+        #expect(rows.contains { !members.contains($0) }, "other sources have room")
+    }
+
     @Test("A merge leaves the ranking cache as a rebuild from scratch would make it; a dropped rating forces the rebuild")
     func mergeKeepsTheRankingCache() throws {
         var state = engine.newUser("u-1")
