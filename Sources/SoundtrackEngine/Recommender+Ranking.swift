@@ -28,7 +28,7 @@ struct RankingCache: Sendable {
     /// The user's liked rows, best rated first (candidates).
     var likedOrder: [Int] = []
     /// Catalog rows that sound like each bin, by bin number (candidates), with the bin's
-    /// ``Bin/evidenceSignature`` they were found for (other bins' feedback leaves them valid).
+    /// ``Bin/soundSignature`` they were found for (other bins' feedback leaves them valid).
     var sound: [Int: (signature: UInt64, rows: [Int])] = [:]
     /// The community's most liked rows (candidates).
     var popular: [Int] = []
@@ -52,6 +52,23 @@ extension Bin {
             mix(UInt64(truncatingIfNeeded: s.likes) &<< 42 ^ UInt64(truncatingIfNeeded: s.dislikes) &<< 21 ^ UInt64(truncatingIfNeeded: s.rating))
         }
         return h ^ UInt64(songs.count)
+    }
+
+    /// A fingerprint of what the bin's sound neighbours are searched from: its songs that have
+    /// evidence (a like, a dislike or a rating, in order) and its cold-start prior. A song played
+    /// without feedback joins the bin at nearly every pick; it leaves the neighbours as they are
+    /// (if it is among them, the pick's candidates already hold it as a song of the bin).
+    var soundSignature: UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        @inline(__always) func mix(_ v: UInt64) { h = (h ^ v) &* 0x0000_0100_0000_01b3 }
+        var n: UInt64 = 0
+        for s in songs where s.likes != 0 || s.dislikes != 0 || s.rating != 0 {
+            mix(s.key.value)
+            mix(UInt64(truncatingIfNeeded: s.likes) &<< 42 ^ UInt64(truncatingIfNeeded: s.dislikes) &<< 21 ^ UInt64(truncatingIfNeeded: s.rating))
+            n += 1
+        }
+        mix(StableHash.fnv1a(prior ?? ""))
+        return h ^ n
     }
 }
 
@@ -225,10 +242,11 @@ extension Recommender {
     }
 
     /// The bin's ``soundNeighbours(of:count:index:)``, from the ranking cache while the bin's
-    /// evidence is the same.
+    /// evidence and prior are the same (``Bin/soundSignature``: songs played without feedback
+    /// since do not count).
     func soundRows(binIndex: Int, state: inout UserState, index: CatalogIndex) -> [Int] {
         let bin = state.bins[binIndex]
-        let signature = bin.evidenceSignature
+        let signature = bin.soundSignature
         if let cached = state.rankingCache.sound[bin.number], cached.signature == signature { return cached.rows }
         let rows = soundNeighbours(of: bin, count: config.candidates / 8, index: index)
         state.rankingCache.sound[bin.number] = (signature, rows)

@@ -186,6 +186,32 @@ struct BinLifecycleTests {
         #expect(rows.contains { !members.contains($0) }, "other sources have room")
     }
 
+    @Test("A song played without feedback keeps the bin's sound neighbours; a like, a dislike or a rating searches again")
+    func soundSignature() throws {
+        var state = engine.newUser("u-1")
+        _ = engine.pick(phone("2026-03-11T09:00:00+01:00", activity: .stationary, wifi: "home"), state: &state)
+        var bin = state.bins[0]
+        bin.songs[0].likes = 1
+        let before = bin.soundSignature, evidenceBefore = bin.evidenceSignature
+        let index = engine.catalog.index()
+        let played = try #require(index.tracks.first { id in !bin.songs.contains { $0.trackId == id.id } }).id
+        bin.songs.append(BinSong(trackId: played))
+        #expect(bin.soundSignature == before, "played without feedback")
+        #expect(bin.evidenceSignature != evidenceBefore, "the songs did change (the profile's signature sees it)")
+        var liked = bin
+        liked.songs[liked.songs.count - 1].likes = 1
+        #expect(liked.soundSignature != before)
+        var disliked = bin
+        disliked.songs[0].dislikes = 1
+        #expect(disliked.soundSignature != before)
+        var rated = bin
+        rated.songs[rated.songs.count - 1].rating = 4
+        #expect(rated.soundSignature != before)
+        var other = bin
+        other.prior = "workout"
+        #expect(other.soundSignature != before)
+    }
+
     @Test("A merge leaves the ranking cache as a rebuild from scratch would make it; a dropped rating forces the rebuild")
     func mergeKeepsTheRankingCache() throws {
         var state = engine.newUser("u-1")
