@@ -105,8 +105,11 @@ struct ServeCommand: AsyncParsableCommand {
         group.maximumGracefulShutdownDuration = config.drainTimeout
         let services = ServiceGroup(configuration: group)
         let delay = config.shutdownDelay
+        // The signals are trapped before the listener opens: a SIGTERM that came before the watcher
+        // task first ran would otherwise take its default action and end the process undrained.
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let watcher = Task {
-            for await signal in await UnixSignalsSequence(trapping: .sigterm, .sigint) {
+            for await signal in signals {
                 logger.notice("soundtrack serve: \(signal) received, draining: /readyz answers 503")
                 api.beginDraining()
                 try? await Task.sleep(for: delay)
