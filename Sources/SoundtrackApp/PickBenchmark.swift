@@ -76,9 +76,9 @@ public enum PickBenchmark {
         return (state, qs)
     }
 
-    /// One run of the in-process benchmark: every pick, and the picks that made a bin (whether it was
-    /// kept or merged at once into an older one) apart from the others (making a bin searches the catalog for its seed tracks and, past the cap, merges the
-    /// closest pair: the slow tail).
+    /// One run of the in-process benchmark: every pick, and the picks that made a bin (kept, or
+    /// merged at once into an older one) apart from the others: making a bin searches the catalog
+    /// for its seed tracks and, past the cap, merges the closest pair (the slow tail).
     public struct Run: Sendable {
         /// Every timed pick.
         public var all: LatencyStats
@@ -120,7 +120,7 @@ public enum PickBenchmark {
             "  "
                 + TextColumns.row(
                     ["run", "p50 µs", "p99 µs", "mean µs", "max µs", "n", "new bin", "p99 new", "p99 other"],
-                    widths: [-6, 10, 10, 10, 10, 8, 8, 10, 10]),
+                    widths: [-6, 10, 10, 10, 10, 8, 8, 10, 10])
         ]
         for (i, r) in runs.enumerated() {
             let s = r.all

@@ -94,8 +94,8 @@ extension Recommender {
             number: state.nextBinNumber, label: "", centroid: centroid, spread: centroid, observed: x.mask,
             observations: 1, songs: [], prior: nil, createdAt: at, updatedAt: at)
         // The pair mergeClosest would merge after making the bin.
-        let vectors = BinVectors(state.bins + [alone], threshold: config.presenceThreshold)
-        guard let best = vectors.cheapestPair(weights: state.weights, config: config), best.cost.isFinite, best.j == state.bins.count
+        let vectors = BinVectors(state.bins + [alone], weights: state.weights, threshold: config.presenceThreshold)
+        guard let best = vectors.cheapestPair(config: config), best.cost.isFinite, best.j == state.bins.count
         else { return nil }
         return best.i
     }
@@ -160,15 +160,13 @@ extension Recommender {
     /// move between are one context seen two ways) and multiplied by `1 + τ · days between their
     /// mean times` (bins of the same period of the user's life are more alike than their vectors say).
     func mergeCost(_ a: Bin, _ b: Bin, weights: [Float]) -> Float {
-        let vectors = BinVectors([a, b], threshold: config.presenceThreshold)
-        return vectors.mergeCost(0, 1, weights: vectors.padded(weights), config: config)
+        BinVectors([a, b], weights: weights, threshold: config.presenceThreshold).mergeCost(0, 1, config: config)
     }
 
     /// The weighted mean squared distance between two bins' centroids over the slots both have seen
     /// (``EngineConfig/presenceThreshold``); `+∞` when they share none.
     func centroidDistance(_ a: Bin, _ b: Bin, weights: [Float]) -> Float {
-        let vectors = BinVectors([a, b], threshold: config.presenceThreshold)
-        return vectors.distance(0, 1, weights: vectors.padded(weights))
+        BinVectors([a, b], weights: weights, threshold: config.presenceThreshold).distance(0, 1)
     }
 
     /// Merges the pair of bins of least ``mergeCost(_:_:weights:)`` while the user has more than
@@ -176,8 +174,8 @@ extension Recommender {
     /// (``BinVectors``): going through the `Bin` values copied each bin's arrays for every pair.
     func mergeClosest(at: Date, state: inout UserState) {
         while state.bins.count > max(1, config.cap(for: state)) {
-            let vectors = BinVectors(state.bins, threshold: config.presenceThreshold)
-            guard let best = vectors.cheapestPair(weights: state.weights, config: config) else { return }
+            let vectors = BinVectors(state.bins, weights: state.weights, threshold: config.presenceThreshold)
+            guard let best = vectors.cheapestPair(config: config) else { return }
             merge(best.j, into: best.i, state: &state)
         }
     }
@@ -319,11 +317,14 @@ extension Recommender {
 /// rounded up to whole SIMD lanes and padded with absent slots), with what merge costs read of each
 /// bin: the pairwise costs of ``Recommender/mergeClosest(at:state:)`` without copying a `Bin` per
 /// pair, and without a branch per slot (a slot counts when both bins have seen it: a 0/1 factor).
+/// The slot weights are the user's, padded like the vectors.
 struct BinVectors {
     typealias Lanes = SIMD8<Float>
     let count: Int
     private let stride: Int
     private let centroids: [Float]
+    /// The slot weights, padded to the stride (absent slots weigh 0).
+    private let weights: [Float]
     /// 1 where the bin has seen the slot in at least the presence threshold of its snapshots, else 0.
     private let present: [Float]
     private let observations: [Float]
@@ -331,7 +332,7 @@ struct BinVectors {
     private let numbers: [Int]
     private let transitions: [[Int: Int]]
 
-    init(_ bins: [Bin], threshold: Float) {
+    init(_ bins: [Bin], weights: [Float], threshold: Float) {
         let d = FeatureLayout.dimension
         let lanes = Lanes.scalarCount
         stride = (d + lanes - 1) / lanes * lanes
@@ -345,6 +346,7 @@ struct BinVectors {
             }
         }
         self.centroids = centroids
+        self.weights = weights + [Float](repeating: 0, count: stride - weights.count)
         self.present = present
         observations = bins.map { Float($0.observations) }
         meanTimes = bins.map(\.meanTime)
@@ -352,14 +354,9 @@ struct BinVectors {
         transitions = bins.map(\.transitions)
     }
 
-    /// `weights` padded to the stride (absent slots weigh 0), for ``distance(_:_:weights:)``.
-    func padded(_ weights: [Float]) -> [Float] {
-        weights + [Float](repeating: 0, count: stride - weights.count)
-    }
-
     /// The weighted mean squared distance between the centroids of bins `i` and `j` over the slots
-    /// both have seen; `+∞` when they share none. `weights` as ``padded(_:)`` makes them.
-    func distance(_ i: Int, _ j: Int, weights: [Float]) -> Float {
+    /// both have seen; `+∞` when they share none.
+    func distance(_ i: Int, _ j: Int) -> Float {
         var sw = Lanes(), s = Lanes()
         centroids.withUnsafeBufferPointer { c in
             present.withUnsafeBufferPointer { p in
@@ -382,23 +379,22 @@ struct BinVectors {
         return total > 0 ? s.sum() / total : .infinity
     }
 
-    /// The pair `i < j` of least ``mergeCost(_:_:weights:config:)`` (the first such pair in the order
-    /// `(0, 1), (0, 2), …, (1, 2), …` on ties); `nil` with fewer than two bins. `weights` unpadded.
-    func cheapestPair(weights: [Float], config: EngineConfig) -> (i: Int, j: Int, cost: Float)? {
-        let weights = padded(weights)
+    /// The pair `i < j` of least ``mergeCost(_:_:config:)`` (the first such pair in the order
+    /// `(0, 1), (0, 2), …, (1, 2), …` on ties); `nil` with fewer than two bins.
+    func cheapestPair(config: EngineConfig) -> (i: Int, j: Int, cost: Float)? {
         var best: (i: Int, j: Int, cost: Float)?
         for i in 0..<count {
             for j in (i + 1)..<count {
-                let c = mergeCost(i, j, weights: weights, config: config)
+                let c = mergeCost(i, j, config: config)
                 if best == nil || c < best!.cost { best = (i, j, c) }
             }
         }
         return best
     }
 
-    /// ``Recommender/mergeCost(_:_:weights:)`` of bins `i` and `j` (`weights` as ``padded(_:)`` makes them).
-    func mergeCost(_ i: Int, _ j: Int, weights: [Float], config: EngineConfig) -> Float {
-        let distance = distance(i, j, weights: weights)
+    /// ``Recommender/mergeCost(_:_:weights:)`` of bins `i` and `j`.
+    func mergeCost(_ i: Int, _ j: Int, config: EngineConfig) -> Float {
+        let distance = distance(i, j)
         guard distance.isFinite else { return .infinity }
         let na = observations[i], nb = observations[j]
         let switches = Float(transitions[i][numbers[j]] ?? 0)

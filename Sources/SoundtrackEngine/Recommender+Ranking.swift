@@ -42,16 +42,10 @@ struct RankingCache: Sendable {
 
 extension Bin {
     /// A fingerprint of the bin's songs and their evidence (track, likes, dislikes, rating, in
-    /// order): what the bin's sound neighbours and profile are computed from, so they are kept
-    /// while it is the same, whatever happens to the user's other bins.
+    /// order): what the bin's profile is computed from, so it is kept while it is the same,
+    /// whatever happens to the user's other bins.
     var evidenceSignature: UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        @inline(__always) func mix(_ v: UInt64) { h = (h ^ v) &* 0x0000_0100_0000_01b3 }
-        for s in songs {
-            mix(s.key.value)
-            mix(UInt64(truncatingIfNeeded: s.likes) &<< 42 ^ UInt64(truncatingIfNeeded: s.dislikes) &<< 21 ^ UInt64(truncatingIfNeeded: s.rating))
-        }
-        return h ^ UInt64(songs.count)
+        Self.fingerprint(songs, extra: nil)
     }
 
     /// A fingerprint of what the bin's sound neighbours are searched from: its songs that have
@@ -59,15 +53,20 @@ extension Bin {
     /// without feedback joins the bin at nearly every pick; it leaves the neighbours as they are
     /// (if it is among them, the pick's candidates already hold it as a song of the bin).
     var soundSignature: UInt64 {
+        Self.fingerprint(songs.lazy.filter { $0.likes != 0 || $0.dislikes != 0 || $0.rating != 0 }, extra: StableHash.fnv1a(prior ?? ""))
+    }
+
+    /// FNV-1a over each song's key and evidence, then `extra`, folded with the number of songs.
+    private static func fingerprint(_ songs: some Sequence<BinSong>, extra: UInt64?) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         @inline(__always) func mix(_ v: UInt64) { h = (h ^ v) &* 0x0000_0100_0000_01b3 }
         var n: UInt64 = 0
-        for s in songs where s.likes != 0 || s.dislikes != 0 || s.rating != 0 {
+        for s in songs {
             mix(s.key.value)
             mix(UInt64(truncatingIfNeeded: s.likes) &<< 42 ^ UInt64(truncatingIfNeeded: s.dislikes) &<< 21 ^ UInt64(truncatingIfNeeded: s.rating))
             n += 1
         }
-        mix(StableHash.fnv1a(prior ?? ""))
+        if let extra { mix(extra) }
         return h ^ n
     }
 }

@@ -65,19 +65,25 @@ struct BinLifecycleTests {
         #expect(state.bins.reduce(0) { $0 + $1.observations } == 4)
     }
 
-    @Test("At the cap, a context that a new bin would be merged into at once joins that bin: no new bin, no seed songs")
-    func joinsAtTheCap() throws {
-        var config = engine.config
-        config.binCap = 3
-        let engine = self.engine.with(config: config)
+    /// A user of three contexts that recurred on five days (home at night, the car, the gym): three
+    /// bins of five snapshots each, with `engine`'s cap of 3.
+    func threeRecurringContexts(_ engine: Recommender) throws -> UserState {
         var state = engine.newUser("u-1")
-        // Three contexts that recur on five days: three bins of five snapshots each.
         let contexts: [(String, Activity, String)] = [("03:00", .stationary, "home"), ("14:00", .automotive, "car"), ("19:00", .running, "gym")]
         for day in 11...15 {
             for (t, a, w) in contexts { _ = engine.pick(phone("2026-03-\(day)T\(t):00+01:00", activity: a, wifi: w), state: &state) }
         }
         try #require(state.bins.count == 3)
         try #require(state.bins.allSatisfy { $0.observations == 5 })
+        return state
+    }
+
+    @Test("At the cap, a context that a new bin would be merged into at once joins that bin: no new bin, no seed songs")
+    func joinsAtTheCap() throws {
+        var config = engine.config
+        config.binCap = 3
+        let engine = self.engine.with(config: config)
+        var state = try threeRecurringContexts(engine)
         // Later and walking, at the gym: near the gym's bin, but not near enough to be recognised.
         let gym = phone("2026-03-16T21:30:00+01:00", activity: .walking, wifi: "gym")
         // What making a bin for it would do: the new bin is merged at once into an old one, which
@@ -116,13 +122,7 @@ struct BinLifecycleTests {
     func overTheCapMergesDown() throws {
         var config = engine.config
         config.binCap = 3
-        let engine = self.engine.with(config: config)
-        var state = engine.newUser("u-1")
-        let contexts: [(String, Activity, String)] = [("03:00", .stationary, "home"), ("14:00", .automotive, "car"), ("19:00", .running, "gym")]
-        for day in 11...15 {
-            for (t, a, w) in contexts { _ = engine.pick(phone("2026-03-\(day)T\(t):00+01:00", activity: a, wifi: w), state: &state) }
-        }
-        try #require(state.bins.count == 3)
+        var state = try threeRecurringContexts(engine.with(config: config))
         config.binCap = 2
         let lowered = engine.with(config: config)
         _ = lowered.pick(phone("2026-03-16T21:30:00+01:00", activity: .walking, wifi: "gym"), state: &state)
@@ -145,7 +145,7 @@ struct BinLifecycleTests {
         let bins = (1...4).map(bin)
         let weights = (0..<d).map { _ in Float(rng.unit()) * 2 }
         let t = engine.config.presenceThreshold
-        let vectors = BinVectors(bins, threshold: t)
+        let vectors = BinVectors(bins, weights: weights, threshold: t)
         for i in bins.indices {
             for j in bins.indices where j != i {
                 var sw: Float = 0, sum: Float = 0
@@ -155,7 +155,7 @@ struct BinLifecycleTests {
                     sum += weights[k] * dc * dc
                 }
                 let expected = sum / sw
-                let got = vectors.distance(i, j, weights: vectors.padded(weights))
+                let got = vectors.distance(i, j)
                 #expect(abs(got - expected) <= 1e-5 * max(1, expected), "\(i), \(j): \(got) vs \(expected)")
             }
         }
@@ -163,8 +163,8 @@ struct BinLifecycleTests {
         var a = bins[0], b = bins[1]
         a.setVectors(centroid: a.centroid, spread: a.spread, observed: (0..<d).map { $0 % 2 == 0 ? 1 : 0 })
         b.setVectors(centroid: b.centroid, spread: b.spread, observed: (0..<d).map { $0 % 2 == 0 ? 0 : 1 })
-        let apart = BinVectors([a, b], threshold: t)
-        #expect(apart.distance(0, 1, weights: apart.padded(weights)) == .infinity)
+        let apart = BinVectors([a, b], weights: weights, threshold: t)
+        #expect(apart.distance(0, 1) == .infinity)
     }
 
     @Test("A bin of hundreds of songs ranks its best-liked songs, not its oldest, and leaves room for other candidates")
