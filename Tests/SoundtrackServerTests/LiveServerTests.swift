@@ -1,16 +1,18 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import Synchronization
-import Testing
 import SoundtrackContext
 import SoundtrackServer
+import Synchronization
+import Testing
+
 @testable import SoundtrackStore
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// A live server on 127.0.0.1 (ephemeral port): auth over real HTTP and a concurrent feedback burst.
 @Suite struct LiveServerTests {
@@ -183,6 +185,14 @@ final class Acknowledged: Sendable {
     var count: Int { value.withLock { $0.count } }
 }
 
+/// Runs `body` on a thread of its own, off Swift's cooperative pool: for blocking steps whose
+/// timing matters, which a busy pool could delay and which would hold up the pool's other work.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { (c: CheckedContinuation<T, Never>) in
+        Thread { c.resume(returning: body()) }.start()
+    }
+}
+
 /// A raw TCP connection to the service on loopback, for what URLSession will not do: send half a
 /// request and wait, hold idle connections, see the server close one.
 final class RawConnection {
@@ -243,7 +253,7 @@ final class RawConnection {
         let p = Process()
         p.executableURL = GracefulShutdownTests.executable
         p.arguments = [
-            "serve", "--db", db, "--port", "0", "--idle-timeout", "3", "--body-timeout", "2", "--shutdown-delay", "3", "--drain-timeout", "2",
+            "serve", "--db", db, "--port", "0", "--idle-timeout", "3", "--body-timeout", "2", "--shutdown-delay", "3", "--drain-timeout", "2"
         ]
         let err = Pipe()
         p.standardError = err
@@ -325,32 +335,49 @@ final class RawConnection {
         keepAlive.send("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(keepAlive.receive(seconds: 0.5).text.hasPrefix("HTTP/1.1 200"))
 
-        let term = Date()
-        kill(p.processIdentifier, SIGTERM)
-        try await Task.sleep(for: .milliseconds(300))
-        // Draining: /readyz answers 503 on an open connection and on a new one; the rest still serves.
-        keepAlive.send("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
-        let draining = keepAlive.receive(seconds: 0.5).text
-        guard draining.hasPrefix("HTTP/1.1 503") else {
-            // What the server said and how it ended (it must still be serving here).
-            let running = p.isRunning
-            if running { kill(p.processIdentifier, SIGKILL) }
-            p.waitUntilExit()
+        // From the signal to the exit the test runs on a thread of its own, with blocking sleeps and
+        // sockets: on Swift's cooperative pool, which the parallel tests keep busy, an `await` could
+        // resume seconds late, after the 3 s delay, when the server has drained and exited as it
+        // should (seen in CI: the probe found the process gone, exit 0); and blocking calls there
+        // would hold up the other tests.
+        struct Shutdown: Sendable {
+            var draining = "", drainingAfter = 0.0, fresh = "", took = 0.0, stillRunning = false
+        }
+        nonisolated(unsafe) let probe = keepAlive
+        nonisolated(unsafe) let process = p
+        let pid = p.processIdentifier
+        let seen = await onThread { () -> Shutdown in
+            var seen = Shutdown()
+            let term = Date()
+            kill(pid, SIGTERM)
+            usleep(300_000)
+            // Draining: /readyz answers 503 on an open connection and on a new one; the rest still serves.
+            probe.send("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+            seen.draining = probe.receive(seconds: 0.5).text
+            seen.drainingAfter = Date().timeIntervalSince(term)
+            if let fresh = try? RawConnection(port: port) {
+                fresh.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                seen.fresh = fresh.receive(seconds: 0.5).text
+            }
+            while process.isRunning, Date().timeIntervalSince(term) < 20 { usleep(20_000) }
+            seen.took = Date().timeIntervalSince(term)
+            seen.stillRunning = process.isRunning
+            return seen
+        }
+        if seen.stillRunning { kill(p.processIdentifier, SIGKILL) }
+        p.waitUntilExit()
+        guard seen.draining.hasPrefix("HTTP/1.1 503") else {
+            // What the server said, when, and how it ended (it must still be serving then).
             let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             Issue.record(
-                "no 503 while draining: got \(draining.debugDescription); running \(running), ended by \(p.terminationReason == .exit ? "exit" : "signal") \(p.terminationStatus); server log: \(log)"
+                "no 503 while draining: got \(seen.draining.debugDescription) \(seen.drainingAfter) s after SIGTERM; it exited after \(seen.took) s, by \(p.terminationReason == .exit ? "exit" : "signal") \(p.terminationStatus); server log: \(log)"
             )
             return
         }
-        let fresh = try RawConnection(port: port)
-        fresh.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(fresh.receive(seconds: 0.5).text.hasPrefix("HTTP/1.1 200"))
+        #expect(seen.fresh.hasPrefix("HTTP/1.1 200"), "\(seen.fresh)")
         // The process ends within the delay (3 s) and the drain timeout (2 s), with a margin.
-        while p.isRunning, Date().timeIntervalSince(term) < 20 { try await Task.sleep(for: .milliseconds(50)) }
-        let took = Date().timeIntervalSince(term)
-        #expect(!p.isRunning)
-        #expect(took < 9, "exited after \(took) s")
-        p.waitUntilExit()
+        #expect(!seen.stillRunning)
+        #expect(seen.took < 9, "exited after \(seen.took) s")
         #expect(p.terminationReason == .exit && p.terminationStatus == 0)
         withExtendedLifetime(idle) {}
         _ = uploader

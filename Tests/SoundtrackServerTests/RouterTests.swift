@@ -2,10 +2,11 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import Testing
 import SoundtrackContext
 import SoundtrackProviders
 import SoundtrackServer
+import Testing
+
 @testable import SoundtrackStore
 
 /// The router driven in process: auth, every error path, limits, and the happy paths.
@@ -269,12 +270,14 @@ import SoundtrackServer
             #expect(r.errorCode == "conflict")
             #expect(r.errorField == "id")
             // A batch: applied, duplicate, and one rejected (unknown track) without sinking the others.
-            let batch = "[" + [
-                Doc.event(id: "ev-2", user: "u-1", track: track, signal: "dislike", snapshot: true),
-                Doc.event(id: "ev-1", user: "u-1", track: picked, pickId: pickId),
-                Doc.event(id: "ev-3", user: "u-1", track: "no-such-track", snapshot: true),
-                Doc.event(id: "ev-4", user: "u-1", track: track, signal: "skip", snapshot: true),
-            ].joined(separator: ",") + "]"
+            let batch =
+                "["
+                + [
+                    Doc.event(id: "ev-2", user: "u-1", track: track, signal: "dislike", snapshot: true),
+                    Doc.event(id: "ev-1", user: "u-1", track: picked, pickId: pickId),
+                    Doc.event(id: "ev-3", user: "u-1", track: "no-such-track", snapshot: true),
+                    Doc.event(id: "ev-4", user: "u-1", track: track, signal: "skip", snapshot: true)
+                ].joined(separator: ",") + "]"
             r = try await client.send(.post, "/v1/feedback", key: key, body: batch)
             #expect(r.status == .ok)
             #expect(r.json["applied"]?.numberValue == 2)
@@ -356,6 +359,70 @@ import SoundtrackServer
         #expect(try store.rowCounts(user: "u-9")["picks"] == 0)
     }
 
+    @Test("Feedback and picks in flight while their user is deleted get 200 or 404, never a 500; the user is gone after")
+    func feedbackRacingAUserDeletion() async throws {
+        let f = try Fixture(users: [])
+        let admin = f.admin
+        let store = f.service.store
+        let track = try f.track
+        let (served, refused) = try await f.api.buildApplication().test(.router) { client in
+            var served = 0, refused = 0
+            for round in 0..<6 {
+                let user = "race-\(round)"
+                var r = try await client.send(.post, "/v1/users", key: admin, body: #"{"id": "\#(user)"}"#)
+                #expect(r.status == .created)
+                r = try await client.send(.post, "/v1/picks", key: admin, body: Doc.snapshot(user: user))
+                let pickId = try #require(r.json["pick_id"]?.stringValue)
+                // 60 requests at once, the deletion among them (after a share of them, varying by round).
+                let statuses = try await withThrowingTaskGroup(of: (String, HTTPResponse.Status, String?).self) { group in
+                    for i in 0..<60 {
+                        if i == 10 * round {
+                            group.addTask {
+                                let r = try await client.send(.delete, "/v1/users/\(user)", key: admin)
+                                return ("delete", r.status, r.errorCode)
+                            }
+                        }
+                        group.addTask {
+                            switch i % 3 {
+                            case 0:
+                                let r = try await client.send(.post, "/v1/picks", key: admin, body: Doc.snapshot(user: user))
+                                return ("pick", r.status, r.errorCode)
+                            case 1:
+                                let body = Doc.event(id: "e-\(round)-\(i)", user: user, track: track, signal: "dislike", pickId: pickId)
+                                let r = try await client.send(.post, "/v1/feedback", key: admin, body: body)
+                                return ("feedback", r.status, r.errorCode)
+                            default:
+                                let body = "[" + Doc.event(id: "b-\(round)-\(i)", user: user, track: track, snapshot: true) + "]"
+                                let r = try await client.send(.post, "/v1/feedback", key: admin, body: body)
+                                return ("batch", r.status, r.errorCode)
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses.count == 61)
+                served += statuses.filter { $0.0 != "delete" && $0.0 != "batch" && $0.1 == .ok }.count
+                refused += statuses.filter { $0.1 == .notFound || $0.1 == .badRequest }.count
+                for (kind, status, code) in statuses {
+                    switch kind {
+                    case "delete": #expect(status == .noContent, "round \(round): delete \(status) \(code ?? "")")
+                    case "batch": #expect(status == .ok, "round \(round): a batch answers 200 with per-event results, got \(status)")
+                    default:
+                        // Before the deletion: served; after it: the user (or its pick) is unknown.
+                        let ok = status == .ok || (status == .notFound && code == "unknown_user") || (status == .badRequest && code == "bad_request")
+                        #expect(ok, "round \(round): \(kind) \(status) \(code ?? "")")
+                    }
+                }
+                #expect(try store.rowCounts(user: user).values.allSatisfy { $0 == 0 }, "round \(round)")
+                r = try await client.send(.get, "/v1/users/\(user)/bins", key: admin)
+                #expect(r.errorCode == "unknown_user")
+            }
+            return (served, refused)
+        }
+        // The requests did meet the deletion from both sides.
+        #expect(served > 0 && refused > 0, "served \(served), refused \(refused)")
+    }
+
     @Test func metricsCountRoutesPicksAndBins() async throws {
         let f = try Fixture()
         let key = f.keys["u-1"]!
@@ -386,7 +453,7 @@ import SoundtrackServer
         let client = ProviderHTTPClient(transport: Failing(), policy: RetryPolicy(maxAttempts: 2, baseDelay: 0, maxDelay: 0), logger: providerLogs.logger, sleep: { _ in })
         let weather = WeatherService(providers: [
             OpenWeatherClient(baseURL: URL(string: "http://127.0.0.1:9/data/2.5")!, apiKey: "OWKEY-123456", client: client),
-            OpenMeteoClient(baseURL: URL(string: "http://127.0.0.1:9")!, client: client),
+            OpenMeteoClient(baseURL: URL(string: "http://127.0.0.1:9")!, client: client)
         ])
         let f = try Fixture { $0.enricher = SnapshotEnricher(weather: weather, googleCalendar: nil, storedEvents: nil) }
         let key = f.keys["u-1"]!, admin = f.admin
