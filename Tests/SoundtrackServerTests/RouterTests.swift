@@ -373,15 +373,17 @@ import Testing
                 #expect(r.status == .created)
                 r = try await client.send(.post, "/v1/picks", key: admin, body: Doc.snapshot(user: user))
                 let pickId = try #require(r.json["pick_id"]?.stringValue)
-                // 60 requests at once, the deletion among them (after a share of them, varying by round).
+                // 60 requests at once and the deletion among them: in round 0 before any of them
+                // has answered, in round r once 10·r have answered (so that some are served for sure
+                // and the others meet the deletion at every stage).
                 let statuses = try await withThrowingTaskGroup(of: (String, HTTPResponse.Status, String?).self) { group in
+                    var statuses: [(String, HTTPResponse.Status, String?)] = []
+                    let delete: @Sendable () async throws -> (String, HTTPResponse.Status, String?) = {
+                        let r = try await client.send(.delete, "/v1/users/\(user)", key: admin)
+                        return ("delete", r.status, r.errorCode)
+                    }
+                    if round == 0 { group.addTask(operation: delete) }
                     for i in 0..<60 {
-                        if i == 10 * round {
-                            group.addTask {
-                                let r = try await client.send(.delete, "/v1/users/\(user)", key: admin)
-                                return ("delete", r.status, r.errorCode)
-                            }
-                        }
                         group.addTask {
                             switch i % 3 {
                             case 0:
@@ -398,7 +400,12 @@ import Testing
                             }
                         }
                     }
-                    return try await group.reduce(into: []) { $0.append($1) }
+                    if round > 0 {
+                        for _ in 0..<(10 * round) { if let s = try await group.next() { statuses.append(s) } }
+                        group.addTask(operation: delete)
+                    }
+                    for try await s in group { statuses.append(s) }
+                    return statuses
                 }
                 #expect(statuses.count == 61)
                 served += statuses.filter { $0.0 != "delete" && $0.0 != "batch" && $0.1 == .ok }.count
