@@ -96,11 +96,12 @@ public final class SoundtrackAPI: Sendable {
     /// The application: the router on `configuration.host:port`, with the committer as a service
     /// that stops after the server has finished its in-flight requests.
     public func buildApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
-        Application(
+        let bodyTimeout = TimeAmount(configuration.bodyTimeout)
+        return Application(
             router: buildRouter(),
             server: .http1(
                 configuration: .init(
-                    additionalChannelHandlers: [MalformedRequestHandler()], idleTimeout: TimeAmount(configuration.idleTimeout))),
+                    additionalChannelHandlers: [ConnectionGuard(bodyTimeout: bodyTimeout)], idleTimeout: TimeAmount(configuration.idleTimeout))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: (checkpoints.map { [$0] } ?? []) + [committer],  // stopped in reverse order: the committer first
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
@@ -301,38 +302,35 @@ public final class SoundtrackAPI: Sendable {
     }
 
     /// The request body, at most ``ServerConfiguration/maxBodyBytes`` (413 past it), declared as
-    /// JSON when its type is given (415 otherwise: `application/json` or a `+json` type).
+    /// JSON when its type is given (415 otherwise: `application/json` or a `+json` type). A body
+    /// slower than ``ServerConfiguration/bodyTimeout`` is cut off by the connection's
+    /// ``ConnectionGuard`` (408).
     private func readBody(_ request: Request) async throws -> ByteBuffer {
-        if let type = request.headers.value(.contentType) {
-            let media = type.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-            guard media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json")) else {
-                throw APIError.unsupportedMediaType(type)
-            }
+        if let type = request.headers.value(.contentType), !Self.isJSON(mediaType: type) {
+            throw APIError.unsupportedMediaType(type)
         }
         let limit = configuration.maxBodyBytes
         if let length = request.headers.value(.contentLength).flatMap(Int.init), length > limit {
             throw APIError.payloadTooLarge(limit: limit)
         }
         do {
-            return try await Self.within(configuration.bodyTimeout) { try await request.body.collect(upTo: limit) }
+            return try await request.body.collect(upTo: limit)
         } catch let e as any HTTPResponseError where e.status == .contentTooLarge {
             throw APIError.payloadTooLarge(limit: limit)
+        } catch is ConnectionGuard.BodyTimeout {
+            throw APIError.requestTimeout
         }
     }
 
-    /// The result of `body`, or ``APIError/requestTimeout`` when it takes longer than `limit` (the
-    /// body is then cancelled).
-    static func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else { throw APIError.requestTimeout }
-            return value
-        }
+    /// Whether a `Content-Type` value declares JSON: the media type (before any `;` parameters,
+    /// spaces around it ignored, any case) is `application/json` or `application/…+json`.
+    static func isJSON(mediaType value: String) -> Bool {
+        if value == "application/json" || value == "application/json; charset=utf-8" { return true }  // what clients send
+        var media = Substring(value)
+        if let semicolon = media.firstIndex(of: ";") { media = media[..<semicolon] }
+        let type = media.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()
+        let lower = String(type).lowercased()
+        return lower == "application/json" || (lower.hasPrefix("application/") && lower.hasSuffix("+json"))
     }
 
     static func json(_ value: JSONValue) -> Response {

@@ -344,7 +344,7 @@ final class RawConnection {
             var draining = "", drainingAfter = 0.0, fresh = "", took = 0.0, stillRunning = false
         }
         nonisolated(unsafe) let probe = keepAlive
-        nonisolated(unsafe) let process = p
+        let process = p
         let pid = p.processIdentifier
         let seen = await onThread { () -> Shutdown in
             var seen = Shutdown()
