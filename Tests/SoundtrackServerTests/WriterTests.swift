@@ -1,11 +1,13 @@
 import Foundation
+import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import Synchronization
-import Testing
 import SoundtrackContext
 import SoundtrackEngine
+import Synchronization
+import Testing
+
 @testable import SoundtrackServer
 @testable import SoundtrackStore
 
@@ -84,7 +86,8 @@ import SoundtrackEngine
         let store = f.service.store
         let zeros = [Float](repeating: 0, count: FeatureLayout.dimension)
         func bin(_ n: Int) -> Bin {
-            Bin(number: n, label: "bin \(n)", centroid: zeros, spread: zeros, observed: zeros, observations: 1, songs: [],
+            Bin(
+                number: n, label: "bin \(n)", centroid: zeros, spread: zeros, observed: zeros, observations: 1, songs: [],
                 prior: nil, createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
         }
         let whole = UserState(
@@ -210,6 +213,34 @@ import SoundtrackEngine
         let after = try checkpointer.checkpoint(.passive)
         #expect(after.logFrames < 10)
         #expect(try store.userExists("w-last"))
+    }
+
+    @Test func aRestartCheckpointGivesUpAtOnceWhileAReaderHoldsTheLog() throws {
+        let f = try Fixture()
+        let store = f.service.store
+        try store.configureWriteConnection(cacheKiB: 4096, autoCheckpoint: false)
+        let checkpointer = try WALCheckpointer(store: store)
+        for i in 0..<5 { try store.addUser(NewUser(id: "w-\(i)"), at: Date()) }
+        // A reader whose snapshot is in the log, then a write after it: the restart cannot copy
+        // the log past the reader's snapshot while the reader stays.
+        var config = Configuration()
+        config.allowsUnsafeTransactions = true
+        let reader = try DatabaseQueue(path: f.path, configuration: config)
+        try reader.inDatabase { db in
+            try db.beginTransaction(.deferred)
+            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM users")
+        }
+        try store.addUser(NewUser(id: "w-late"), at: Date())
+        // It holds the committer back while it waits: it must give up within milliseconds (it
+        // waited a whole second, its busy timeout meant as one millisecond).
+        let start = ContinuousClock.now
+        #expect(throws: DatabaseError.self) { try checkpointer.checkpoint(.restart) }
+        #expect(ContinuousClock.now - start < .milliseconds(250))
+        try reader.inDatabase { db in try db.rollback() }
+        // With the reader gone it goes through, and the log starts over.
+        try checkpointer.checkpoint(.restart)
+        try store.addUser(NewUser(id: "w-last"), at: Date())
+        #expect(try checkpointer.checkpoint(.passive).logFrames < 10)
     }
 
     #if os(Linux)
