@@ -125,6 +125,6 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             headerFields: [.contentType: "application/json; charset=utf-8", .contentLength: String(bytes.readableBytes), .connection: "close"])
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(bytes)), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 }
