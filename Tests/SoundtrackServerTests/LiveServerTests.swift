@@ -240,6 +240,75 @@ final class RawConnection {
 /// Slow and idle clients against `soundtrack serve`: the timeouts close them, and SIGTERM ends the
 /// process within the shutdown delay and the drain timeout whatever they do.
 @Suite struct SlowClientTests {
+    /// 2,000 idle connections neither stop the service from answering nor hold it past the shutdown
+    /// delay and the drain timeout. (The debug build accepts about 300 connections a second: 10,000
+    /// would take this test half a minute; `scripts/idle-connections.sh` holds 10,000 against the
+    /// release build.)
+    @Test(.timeLimit(.minutes(2))) func thousandsOfIdleConnectionsDoNotHoldTheShutdown() async throws {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        // Both processes need a descriptor per connection (the server inherits the raised limit).
+        if limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        let count = 2_000
+        try #require(Int(limit.rlim_cur) >= count + 1_000, "the file limit (\(limit.rlim_cur)) allows too few connections for this test")
+
+        let dir = Repo.tempDir()
+        let db = dir.appendingPathComponent("idle.sqlite").path
+        let r = try GracefulShutdownTests.cli(["catalog", "import", Repo.smallCatalog.path, "--db", db])
+        #expect(r.status == 0, "\(r.err)")
+        let p = Process()
+        p.executableURL = GracefulShutdownTests.executable
+        p.arguments = ["serve", "--db", db, "--port", "0", "--idle-timeout", "60", "--shutdown-delay", "1", "--drain-timeout", "2"]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        var started = ""
+        while !started.contains("listening on http://127.0.0.1:") || !started.hasSuffix("\n") {
+            let chunk = err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            started += String(decoding: chunk, as: UTF8.self)
+        }
+        let port = try #require(Int(started.components(separatedBy: "http://127.0.0.1:").last.map { String($0.prefix { $0.isNumber }) } ?? ""))
+
+        struct Seen: Sendable {
+            var opened = 0, healthz = "", took = 0.0, stillRunning = false
+        }
+        let process = p
+        // On a thread of its own: thousands of blocking connects, then the timing of the exit.
+        let seen = await onThread { () -> Seen in
+            var seen = Seen()
+            var idle: [RawConnection] = []
+            idle.reserveCapacity(count)
+            while idle.count < count, let c = try? RawConnection(port: port) { idle.append(c) }
+            seen.opened = idle.count
+            // Still serving with all of them open.
+            if let probe = try? RawConnection(port: port) {
+                probe.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                seen.healthz = probe.receive(seconds: 5).text
+            }
+            let term = Date()
+            kill(process.processIdentifier, SIGTERM)
+            while process.isRunning, Date().timeIntervalSince(term) < 30 { usleep(20_000) }
+            seen.took = Date().timeIntervalSince(term)
+            seen.stillRunning = process.isRunning
+            withExtendedLifetime(idle) {}
+            return seen
+        }
+        if seen.stillRunning { kill(p.processIdentifier, SIGKILL) }
+        p.waitUntilExit()
+        #expect(seen.opened == count)
+        #expect(seen.healthz.hasPrefix("HTTP/1.1 200"), "\(seen.healthz)")
+        #expect(!seen.stillRunning)
+        // The delay (1 s) and the drain timeout (2 s), with a margin for a loaded machine.
+        #expect(seen.took < 8, "exited after \(seen.took) s with \(seen.opened) idle connections")
+        #expect(p.terminationReason == .exit && p.terminationStatus == 0)
+    }
+
     @Test(.timeLimit(.minutes(2))) func slowClientsAndShutdown() async throws {
         let dir = Repo.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
