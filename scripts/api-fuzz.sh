@@ -80,7 +80,8 @@ sys.exit("api-fuzz: /readyz never answered 200")
 EOF
 
 # The user key (of `demo`, the user of the document's request examples) for picks and feedback; the
-# admin key for the routes that manage users (POST /v1/users, DELETE /v1/users/{id}), which a user key
+# admin key for the routes that manage users (POST /v1/users, DELETE /v1/users/{id}, PUT
+# /v1/users/{id}/email), which a user key
 # may not call, and for GET /v1/users/{id}/bins, so that the bins of the users those routes create
 # answer 200 rather than 403. No path example names `demo`: the examples phase would forget it (and
 # its key) before the other operations run.
@@ -88,7 +89,7 @@ cat >"$tmp/schemathesis.toml" <<'EOF'
 headers = { Authorization = "Bearer ${USER_KEY}" }
 
 [[operations]]
-include-operation-id-regex = "^(createUser|forgetUser|getBins)$"
+include-operation-id-regex = "^(createUser|forgetUser|setUserEmail|getBins)$"
 headers = { Authorization = "Bearer ${ADMIN_KEY}" }
 EOF
 

@@ -9,8 +9,8 @@ public enum OpenAPIDocument {
   "openapi": "3.1.0",
   "info": {
     "title": "Soundtrack HTTP API",
-    "version": "1.1.0",
-    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated)."
+    "version": "1.2.0",
+    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email."
   },
   "servers": [
     {
@@ -409,6 +409,82 @@ public enum OpenAPIDocument {
           },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/users/{id}/email": {
+      "put": {
+        "operationId": "setUserEmail",
+        "summary": "Replace a user's email, or remove it with null (admin key)",
+        "description": "The address is kept only as its keyed hash (HMAC-SHA256 under the server's email key), which also replaces a legacy unkeyed SHA-256 hash (email_hash_scheme sha256): the way to re-key a user whose address the client knows.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/UserId"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/EmailChange"
+              },
+              "examples": {
+                "set": {
+                  "summary": "A new address",
+                  "value": {
+                    "email": "ana@example.org"
+                  }
+                },
+                "remove": {
+                  "summary": "No address",
+                  "value": {
+                    "email": null
+                  }
+                }
+              }
+            }
+          },
+          "description": "The email; at most --max-body-bytes, 1 MiB by default."
+        },
+        "responses": {
+          "200": {
+            "description": "The user, with the new email_hash (null when removed).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/User"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Error"
+          },
+          "404": {
+            "$ref": "#/components/responses/Error"
+          },
+          "408": {
+            "$ref": "#/components/responses/Error"
+          },
+          "413": {
+            "$ref": "#/components/responses/Error"
+          },
+          "415": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error"
           }
         }
       }
@@ -1703,6 +1779,24 @@ public enum OpenAPIDocument {
             "minLength": 1,
             "maxLength": 64,
             "description": "A region such as DE or US-CA: 1 to 64 Unicode code points."
+          }
+        }
+      },
+      "EmailChange": {
+        "type": "object",
+        "required": [
+          "email"
+        ],
+        "description": "A user's new email (PUT /v1/users/{id}/email); null removes it. Unknown fields are ignored.",
+        "properties": {
+          "email": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "email",
+            "maxLength": 254,
+            "description": "Kept only as a keyed hash (HMAC-SHA256 under the server's email key; see email_hash). The server trims it and lower-cases it; it checks only that the result contains '@' and that the given string is at most 254 characters (anything else with an '@' is accepted: format email says what to send, not what is enforced)."
           }
         }
       },

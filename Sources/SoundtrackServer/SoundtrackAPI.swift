@@ -76,7 +76,7 @@ public final class SoundtrackAPI: Sendable {
     /// The routes of the API (method and path template), as the router and the OpenAPI document list them.
     public static let routes: [(method: HTTPRequest.Method, path: String)] = [
         (.post, "/v1/picks"), (.post, "/v1/feedback"), (.get, "/v1/users/{id}/bins"), (.post, "/v1/users"),
-        (.delete, "/v1/users/{id}"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json"),
+        (.delete, "/v1/users/{id}"), (.put, "/v1/users/{id}/email"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json"),
     ]
 
     /// The methods the API serves at a request path (the route templates' `{id}` match any one
@@ -118,6 +118,9 @@ public final class SoundtrackAPI: Sendable {
         router.post("/v1/users") { request, _ in try await self.postUser(request) }
         router.delete("/v1/users/{id}") { request, context in
             try await self.deleteUser(request, id: Self.pathID(context.parameters.require("id")))
+        }
+        router.put("/v1/users/{id}/email") { request, context in
+            try await self.putEmail(request, id: Self.pathID(context.parameters.require("id")))
         }
         router.get("/healthz") { _, _ in Self.json(.object([("status", .string("ok"))])) }
         router.get("/readyz") { _, _ in
@@ -271,6 +274,25 @@ public final class SoundtrackAPI: Sendable {
         var response = Self.json(u.json(counts: false))
         response.status = .created
         return response
+    }
+
+    /// Replaces a user's email (`{"email": null}` removes it): stored only as its keyed hash, so a
+    /// legacy unkeyed hash is re-keyed when the client supplies the address again.
+    private func putEmail(_ request: Request, id: String) async throws -> Response {
+        let principal = try authenticate(request)
+        try principal.requireAdmin()
+        let body = try await readBody(request)
+        let email: String?
+        do {
+            let r = try JSONObjectReader(body.withUnsafeReadableBytes { raw throws(InputError) in try JSONParser.parse(bytes: raw) }, base: "")
+            _ = try r.require("email", "a string or null")
+            email = try r.string("email", maxLength: 254)
+        } catch {
+            throw APIError.badRequest(error)
+        }
+        try live.store.setEmail(email, user: id)
+        guard let u = try live.store.user(id) else { throw RuleError.unknownUser(id) }
+        return Self.json(u.json(counts: false))
     }
 
     private func deleteUser(_ request: Request, id: String) async throws -> Response {

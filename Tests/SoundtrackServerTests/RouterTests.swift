@@ -359,6 +359,47 @@ import Testing
         #expect(try store.rowCounts(user: "u-9")["picks"] == 0)
     }
 
+    @Test("PUT /v1/users/{id}/email sets, re-keys and removes a user's email hash; admin only; errors name the field")
+    func setEmailThroughTheAPI() async throws {
+        let f = try Fixture()
+        let admin = f.admin, key = f.keys["u-1"]!
+        let store = f.service.store
+        // A legacy row, as an old database holds it: the unkeyed SHA-256 of the address.
+        try await store.database.write { db in
+            try db.execute(
+                sql: "UPDATE users SET email_hash = ?, email_hash_scheme = 'sha256' WHERE id = 'u-2'",
+                arguments: [Hashing.sha256Hex("ana@example.org")])
+        }
+        try await f.api.buildApplication().test(.router) { client in
+            var r = try await client.send(.put, "/v1/users/u-2/email", key: admin, body: #"{"email": " Ana@Example.org "}"#)
+            #expect(r.status == .ok, "\(r.text)")
+            #expect(r.json["id"]?.stringValue == "u-2")
+            #expect(r.json["email_hash_scheme"]?.stringValue == "hmac-sha256")
+            let keyed = try #require(r.json["email_hash"]?.stringValue)
+            #expect(keyed != Hashing.sha256Hex("ana@example.org") && !r.text.contains("example.org"))
+            #expect(try store.user("u-2")?.emailHash == keyed)
+            #expect(try store.emailMatches("ana@example.org", user: "u-2"))
+            // Removed with null.
+            r = try await client.send(.put, "/v1/users/u-2/email", key: admin, body: #"{"email": null}"#)
+            #expect(r.status == .ok)
+            #expect(r.json["email_hash"] == .null)
+            #expect(try store.user("u-2")?.emailHash == nil)
+            // Errors: a user key, an unknown user, no email field, not an address, not a string.
+            r = try await client.send(.put, "/v1/users/u-1/email", key: key, body: #"{"email": "a@b.c"}"#)
+            #expect(r.status == .forbidden)
+            r = try await client.send(.put, "/v1/users/ghost/email", key: admin, body: #"{"email": "a@b.c"}"#)
+            #expect(r.status == .notFound && r.errorCode == "unknown_user")
+            r = try await client.send(.put, "/v1/users/u-1/email", key: admin, body: #"{"mail": "a@b.c"}"#)
+            #expect(r.status == .badRequest && r.errorField == "email", "\(r.text)")
+            r = try await client.send(.put, "/v1/users/u-1/email", key: admin, body: #"{"email": "no-at-sign"}"#)
+            #expect(r.status == .badRequest && r.errorField == "email", "\(r.text)")
+            r = try await client.send(.put, "/v1/users/u-1/email", key: admin, body: #"{"email": 42}"#)
+            #expect(r.status == .badRequest && r.errorField == "email", "\(r.text)")
+            r = try await client.send(.get, "/v1/users/u-1/email", key: admin)
+            #expect(r.status == .methodNotAllowed && r.headers[.allow] == "PUT")
+        }
+    }
+
     @Test("Feedback and picks in flight while their user is deleted get 200 or 404, never a 500; the user is gone after")
     func feedbackRacingAUserDeletion() async throws {
         let f = try Fixture(users: [])
