@@ -163,7 +163,7 @@ public enum BundledModels {
   "create_bin_below": 0.55,
   "distance_scale": 0.05,
   "presence_threshold": 0.3,
-  "stickiness": 0.05,
+  "stickiness": 0.15,
   "stickiness_minutes": 30,
   "recency": 0.0,
   "recency_hours": 3,

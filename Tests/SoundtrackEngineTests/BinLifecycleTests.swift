@@ -297,6 +297,29 @@ struct BinLifecycleTests {
         #expect(run(stickiness: 0.3, at: "2026-03-11T13:00:00+01:00") == 2, "4 hours on, the bonus has decayed")
     }
 
+    @Test("At the model's stickiness, a reading that differs in one tag ten or twenty minutes on stays in the session's bin")
+    func modelStickinessHoldsAPersistingContext() {
+        // The bonus is the prior log-odds that the context persisted, in distance units (docs/scoring.md,
+        // "Choosing the bin"): κ ln(π / (1 − π)) ≈ 0.1 for π ≈ 0.9 ten minutes on, not 0.036.
+        #expect(engine.config.stickiness >= 0.1)
+        func bins(at time: String, power: String, noise: String) -> Int {
+            var state = engine.newUser("u-1")
+            let first = Snapshot(
+                user: "u-1", at: Fixtures.at("2026-03-11T09:00:00+01:00"), motion: Motion(activity: .stationary),
+                tags: ["wifi": "home", "power": "battery", "noise": "quiet"])
+            let later = Snapshot(
+                user: "u-1", at: Fixtures.at(time), motion: Motion(activity: .stationary),
+                tags: ["wifi": "home", "power": power, "noise": noise])
+            _ = engine.pick(first, state: &state)
+            _ = engine.pick(later, state: &state)
+            return state.bins.count
+        }
+        #expect(bins(at: "2026-03-11T09:10:00+01:00", power: "battery", noise: "loud") == 1, "10 minutes on, one tag changed: the same context")
+        #expect(bins(at: "2026-03-11T09:20:00+01:00", power: "battery", noise: "loud") == 1, "20 minutes on, likewise")
+        #expect(bins(at: "2026-03-11T09:10:00+01:00", power: "ac", noise: "loud") == 2, "two tags changed: a new context")
+        #expect(bins(at: "2026-03-11T13:00:00+01:00", power: "battery", noise: "loud") == 2, "4 hours on, the bonus has decayed")
+    }
+
     @Test("A rating replaces the user's earlier rating of the track in the bin; 3 is neither like nor dislike")
     func ratingsUpsert() throws {
         var state = engine.newUser("u-1")
