@@ -194,8 +194,8 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
 }
 
 /// A raw TCP connection to the service on loopback, for what URLSession will not do: send half a
-/// request and wait, hold idle connections, see the server close one.
-final class RawConnection {
+/// request and wait, hold idle connections, see the server close one. Used by one task at a time.
+final class RawConnection: @unchecked Sendable {
     let fd: Int32
 
     init(port: Int) throws {
@@ -216,6 +216,12 @@ final class RawConnection {
     func send(_ text: String) {
         let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// ``receive(seconds:)`` on a thread of its own: for the waits of seconds (the server's
+    /// timeouts), which on the cooperative pool would hold up the tests running beside this one.
+    func received(seconds: Double) async -> (text: String, closed: Bool) {
+        await onThread { self.receive(seconds: seconds) }
     }
 
     /// What arrives within `seconds` (until the server closes the connection or the time is up),
@@ -341,21 +347,21 @@ final class RawConnection {
         let loris = try RawConnection(port: port)
         loris.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
         let t0 = Date()
-        let cut = loris.receive(seconds: 10)
+        let cut = await loris.received(seconds: 10)
         #expect(cut.closed && cut.text.isEmpty, "\(cut)")
         #expect(Date().timeIntervalSince(t0) < 8)
 
         // A request that is not HTTP gets the API's JSON error, and the connection closes.
         let garbage = try RawConnection(port: port)
         garbage.send("GARBAGE \u{1}\r\n\r\n")
-        let answer = garbage.receive(seconds: 3)
+        let answer = await garbage.received(seconds: 3)
         #expect(answer.text.hasPrefix("HTTP/1.1 400"), "\(answer)")
         #expect(answer.text.contains(#"{"error":{"code":"bad_request","message":"malformed HTTP request"}}"#), "\(answer)")
         #expect(answer.closed)
         // After a good request on the same connection too.
         let keptThenBad = try RawConnection(port: port)
         keptThenBad.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nBAD\u{0} REQUEST\r\n\r\n")
-        let both = keptThenBad.receive(seconds: 3)
+        let both = await keptThenBad.received(seconds: 3)
         #expect(both.text.hasPrefix("HTTP/1.1 200"), "\(both)")
         #expect(both.text.contains("HTTP/1.1 400") && both.text.contains(#""code":"bad_request""#), "\(both)")
 
@@ -386,14 +392,14 @@ final class RawConnection {
         // A body slower than the body timeout (2 s here, below the idle timeout) gets the JSON 408, and the connection closes.
         let slowBody = try RawConnection(port: port)
         slowBody.send("POST /v1/picks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Type: application/json\r\nContent-Length: 300\r\n\r\n{\"user\":")
-        let timedOut = slowBody.receive(seconds: 10)
+        let timedOut = await slowBody.received(seconds: 10)
         #expect(timedOut.text.hasPrefix("HTTP/1.1 408") && timedOut.text.contains(#""code":"request_timeout""#), "\(timedOut)")
         #expect(timedOut.closed)
         // An answer before the body was read (no key: 401) closes the connection: the rest of the
         // body is not read a chunk at a time with no body timeout.
         let noKey = try RawConnection(port: port)
         noKey.send("POST /v1/picks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 300\r\n\r\n{\"user\":")
-        let refused = noKey.receive(seconds: 5)
+        let refused = await noKey.received(seconds: 5)
         #expect(refused.text.hasPrefix("HTTP/1.1 401") && refused.closed, "\(refused)")
 
         // Idle connections, a slow uploader in the middle of its body, and a keep-alive client.
