@@ -56,8 +56,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             pending += 1
         case .end:
             reading = false
-            bodyTimer?.cancel()
-            bodyTimer = nil
+            cancelBodyTimer()
         case .body: break
         }
         context.fireChannelRead(data)
@@ -74,12 +73,15 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        bodyTimer?.cancel()
-        bodyTimer = nil
+        cancelBodyTimer()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        cancelBodyTimer()
+    }
+
+    private func cancelBodyTimer() {
         bodyTimer?.cancel()
         bodyTimer = nil
     }

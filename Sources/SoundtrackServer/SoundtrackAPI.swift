@@ -5,13 +5,13 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
-import Synchronization
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackProviders
 import SoundtrackRules
 import SoundtrackStore
+import Synchronization
 
 /// The HTTP service: routes, authentication, limits, metrics and the group committer, assembled
 /// over a ``SoundtrackService``. Handlers decode, stage with the ``Rules`` (through
@@ -52,7 +52,9 @@ public final class SoundtrackAPI: Sendable {
         // The write connection: a larger page cache, and checkpoints left to a thread of their own.
         let background = service.store.path != nil
         try service.store.configureWriteConnection(cacheKiB: configuration.writeCacheKiB, autoCheckpoint: !background)
-        checkpoints = background ? CheckpointService(
+        checkpoints =
+            background
+            ? CheckpointService(
                 checkpointer: try WALCheckpointer(store: service.store), interval: configuration.checkpointInterval,
                 restartFrames: configuration.checkpointRestartFrames, nice: configuration.backgroundNice,
                 metrics: metrics, logger: logger) : nil
@@ -76,7 +78,7 @@ public final class SoundtrackAPI: Sendable {
     /// The routes of the API (method and path template), as the router and the OpenAPI document list them.
     public static let routes: [(method: HTTPRequest.Method, path: String)] = [
         (.post, "/v1/picks"), (.post, "/v1/feedback"), (.get, "/v1/users/{id}/bins"), (.post, "/v1/users"),
-        (.delete, "/v1/users/{id}"), (.put, "/v1/users/{id}/email"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json"),
+        (.delete, "/v1/users/{id}"), (.put, "/v1/users/{id}/email"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
     ]
 
     /// The methods the API serves at a request path (the route templates' `{id}` match any one
@@ -215,10 +217,11 @@ public final class SoundtrackAPI: Sendable {
                 items.append(.object([("id", .string(events[i].id)), ("status", .string("rejected")), ("error", e.json)]))
             }
         }
-        return Self.json(.object([
-            ("applied", .number(Double(applied))), ("duplicates", .number(Double(duplicates))),
-            ("rejected", .number(Double(rejected))), ("results", .array(items)),
-        ]))
+        return Self.json(
+            .object([
+                ("applied", .number(Double(applied))), ("duplicates", .number(Double(duplicates))),
+                ("rejected", .number(Double(rejected))), ("results", .array(items))
+            ]))
     }
 
     /// The events of a feedback body: one event (an object), or a batch (an array).
@@ -229,7 +232,7 @@ public final class SoundtrackAPI: Sendable {
             let event = try body.withUnsafeReadableBytes { raw throws(InputError) in try FeedbackEvent.decode(bytes: raw) }
             return ([event], false)
         }
-        let value = try body.withUnsafeReadableBytes { raw throws(InputError) in try JSONParser.parse(bytes: raw) }
+        let value = try Self.parseJSON(body)
         var events: [FeedbackEvent] = []
         switch value {
         case let .array(items):
@@ -265,7 +268,7 @@ public final class SoundtrackAPI: Sendable {
         let body = try await readBody(request)
         let user: NewUser
         do {
-            user = try NewUser(json: body.withUnsafeReadableBytes { raw throws(InputError) in try JSONParser.parse(bytes: raw) })
+            user = try NewUser(json: Self.parseJSON(body))
         } catch {
             throw APIError.badRequest(error)
         }
@@ -284,7 +287,7 @@ public final class SoundtrackAPI: Sendable {
         let body = try await readBody(request)
         let email: String?
         do {
-            let r = try JSONObjectReader(body.withUnsafeReadableBytes { raw throws(InputError) in try JSONParser.parse(bytes: raw) }, base: "")
+            let r = try JSONObjectReader(Self.parseJSON(body), base: "")
             _ = try r.require("email", "a string or null")
             email = try r.string("email", maxLength: 254)
         } catch {
@@ -342,6 +345,11 @@ public final class SoundtrackAPI: Sendable {
         } catch is ConnectionGuard.BodyTimeout {
             throw APIError.requestTimeout
         }
+    }
+
+    /// A request body parsed as JSON, straight from its bytes.
+    static func parseJSON(_ body: ByteBuffer) throws(InputError) -> JSONValue {
+        try body.withUnsafeReadableBytes { raw throws(InputError) in try JSONParser.parse(bytes: raw) }
     }
 
     /// Whether a `Content-Type` value declares JSON: the media type (before any `;` parameters,
@@ -412,10 +420,12 @@ struct ErrorAndMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             response = try APIError.unavailable.closing().response(from: request, context: context)
         } catch {
             // Only the route and the error's type: never the body, the query or the error's text.
-            logger.error("internal error", metadata: [
-                "route": "\(context.endpointPath ?? "unknown")", "method": "\(request.method)",
-                "error_type": "\(String(describing: type(of: error)))",
-            ])
+            logger.error(
+                "internal error",
+                metadata: [
+                    "route": "\(context.endpointPath ?? "unknown")", "method": "\(request.method)",
+                    "error_type": "\(String(describing: type(of: error)))"
+                ])
             response = try APIError.internal.response(from: request, context: context)
         }
         metrics.request(

@@ -96,6 +96,38 @@ import FoundationNetworking
         return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
     }
 
+    /// `soundtrack serve ARGUMENTS` as a child process, once its start line has come: the process,
+    /// its standard error (the rest of its log), the start line and the port the line names.
+    /// - Throws: when the process ends or says something else before a start line with a port (it
+    ///   is then killed).
+    static func startServe(_ arguments: [String]) throws -> (process: Process, log: Pipe, startLine: String, port: Int) {
+        let p = Process()
+        p.executableURL = executable
+        p.arguments = ["serve"] + arguments
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        var started = ""
+        while !started.contains("soundtrack serve: listening on http://127.0.0.1:") || !started.hasSuffix("\n") {
+            let chunk = err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            started += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let line = started.split(separator: "\n").first(where: { $0.contains("soundtrack serve: listening on") }),
+            let port = Int(line.components(separatedBy: "http://127.0.0.1:").last.map { String($0.prefix { $0.isNumber }) } ?? "")
+        else {
+            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+            throw ServeDidNotStart(log: started)
+        }
+        return (p, err, String(line), port)
+    }
+
+    struct ServeDidNotStart: Error, CustomStringConvertible {
+        var log: String
+        var description: String { "soundtrack serve gave no start line with a port; it said: \(log)" }
+    }
+
     @Test(.timeLimit(.minutes(2))) func sigtermDuringFeedbackBurst() async throws {
         let dir = Repo.tempDir()
         let db = dir.appendingPathComponent("s.sqlite").path
@@ -114,25 +146,10 @@ import FoundationNetworking
         let userKeys = keys
         let track = try Store(path: db, durable: false).allTracks()[3].id
 
-        let p = Process()
-        p.executableURL = Self.executable
-        p.arguments = ["serve", "--db", db, "--port", "0", "--rate", "100000"]
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
+        let (p, _, line, port) = try Self.startServe(["--db", db, "--port", "0", "--rate", "100000"])
         defer { if p.isRunning { p.terminate() } }
         // The start line names the address and the database.
-        var started = ""
-        while !started.contains("soundtrack serve: listening on http://127.0.0.1:") || !started.hasSuffix("\n") {
-            let chunk = err.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            started += String(decoding: chunk, as: UTF8.self)
-        }
-        let line = try #require(started.split(separator: "\n").first { $0.contains("soundtrack serve: listening on") })
         #expect(line.contains(db))
-        let portText = line.components(separatedBy: "http://127.0.0.1:").last.map { $0.prefix { $0.isNumber } } ?? ""
-        let port = try #require(Int(portText))
         let base = "http://127.0.0.1:\(port)"
 
         let session = URLSession(configuration: .ephemeral)
@@ -265,21 +282,10 @@ final class RawConnection: @unchecked Sendable {
         let db = dir.appendingPathComponent("idle.sqlite").path
         let r = try GracefulShutdownTests.cli(["catalog", "import", Repo.smallCatalog.path, "--db", db])
         #expect(r.status == 0, "\(r.err)")
-        let p = Process()
-        p.executableURL = GracefulShutdownTests.executable
-        p.arguments = ["serve", "--db", db, "--port", "0", "--idle-timeout", "60", "--shutdown-delay", "1", "--drain-timeout", "2"]
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
+        let (p, _, _, port) = try GracefulShutdownTests.startServe([
+            "--db", db, "--port", "0", "--idle-timeout", "60", "--shutdown-delay", "1", "--drain-timeout", "2"
+        ])
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
-        var started = ""
-        while !started.contains("listening on http://127.0.0.1:") || !started.hasSuffix("\n") {
-            let chunk = err.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            started += String(decoding: chunk, as: UTF8.self)
-        }
-        let port = try #require(Int(started.components(separatedBy: "http://127.0.0.1:").last.map { String($0.prefix { $0.isNumber }) } ?? ""))
 
         struct Seen: Sendable {
             var opened = 0, healthz = "", took = 0.0, stillRunning = false
@@ -325,23 +331,10 @@ final class RawConnection: @unchecked Sendable {
         r = try GracefulShutdownTests.cli(["keys", "create", "--users-file", dir.appendingPathComponent("users.txt").path, "--add-users", "--db", db])
         let key = try #require(r.out.split(separator: "\n").compactMap { $0.split(separator: "\t").last.map(String.init) }.first)
 
-        let p = Process()
-        p.executableURL = GracefulShutdownTests.executable
-        p.arguments = [
-            "serve", "--db", db, "--port", "0", "--idle-timeout", "3", "--body-timeout", "2", "--shutdown-delay", "3", "--drain-timeout", "2"
-        ]
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
+        let (p, err, _, port) = try GracefulShutdownTests.startServe([
+            "--db", db, "--port", "0", "--idle-timeout", "3", "--body-timeout", "2", "--shutdown-delay", "3", "--drain-timeout", "2"
+        ])
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
-        var started = ""
-        while !started.contains("listening on http://127.0.0.1:") || !started.hasSuffix("\n") {
-            let chunk = err.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            started += String(decoding: chunk, as: UTF8.self)
-        }
-        let port = try #require(Int(started.components(separatedBy: "http://127.0.0.1:").last.map { String($0.prefix { $0.isNumber }) } ?? ""))
 
         // A slowloris (half a request head) is closed by the idle timeout, without an answer.
         let loris = try RawConnection(port: port)
@@ -418,7 +411,7 @@ final class RawConnection: @unchecked Sendable {
         struct Shutdown: Sendable {
             var draining = "", drainingAfter = 0.0, fresh = "", took = 0.0, stillRunning = false
         }
-        nonisolated(unsafe) let probe = keepAlive
+        let probe = keepAlive
         let process = p
         let pid = p.processIdentifier
         let seen = await onThread { () -> Shutdown in
