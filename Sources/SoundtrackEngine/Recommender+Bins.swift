@@ -85,7 +85,7 @@ extension Recommender {
     /// (a bin made only to be merged away would bring its seed songs into the old bin and cost a
     /// catalog search). `nil` below the cap, or when another pair is closer: then the context is
     /// new enough for a bin of its own.
-    func joinAtCap(_ x: FeatureVector, at: Date, state: UserState) -> Int? {
+    func joinAtCap(_ x: FeatureVector, at: Date, state: inout UserState) -> Int? {
         // Exactly at the cap (a user over it, after onboarding or a lowered cap, makes the bin and
         // merges back down), the cap counted with this snapshot served, as makeBin counts it.
         guard !state.bins.isEmpty, state.bins.count == max(1, config.cap(for: state, plus: 1)) else { return nil }
@@ -94,8 +94,8 @@ extension Recommender {
             number: state.nextBinNumber, label: "", centroid: centroid, spread: centroid, observed: x.mask,
             observations: 1, songs: [], prior: nil, createdAt: at, updatedAt: at)
         // The pair mergeClosest would merge after making the bin.
-        let vectors = BinVectors(state.bins + [alone], weights: state.weights, threshold: config.presenceThreshold)
-        guard let best = vectors.cheapestPair(config: config), best.cost.isFinite, best.j == state.bins.count
+        state.pairs.sync(state.bins, weights: state.weights, threshold: config.presenceThreshold)
+        guard let best = state.pairs.cheapestPair(config: config, with: alone), best.cost.isFinite, best.j == state.bins.count
         else { return nil }
         return best.i
     }
@@ -171,11 +171,11 @@ extension Recommender {
 
     /// Merges the pair of bins of least ``mergeCost(_:_:weights:)`` while the user has more than
     /// ``EngineConfig/binCap`` bins. The pairs are costed over the bins' vectors laid side by side
-    /// (``BinVectors``): going through the `Bin` values copied each bin's arrays for every pair.
+    /// (``BinVectors``, kept in the state: only the pairs of bins changed since are costed again).
     func mergeClosest(at: Date, state: inout UserState) {
         while state.bins.count > max(1, config.cap(for: state)) {
-            let vectors = BinVectors(state.bins, weights: state.weights, threshold: config.presenceThreshold)
-            guard let best = vectors.cheapestPair(config: config) else { return }
+            state.pairs.sync(state.bins, weights: state.weights, threshold: config.presenceThreshold)
+            guard let best = state.pairs.cheapestPair(config: config) else { return }
             merge(best.j, into: best.i, state: &state)
         }
     }
@@ -318,36 +318,146 @@ extension Recommender {
 /// bin: the pairwise costs of ``Recommender/mergeClosest(at:state:)`` without copying a `Bin` per
 /// pair, and without a branch per slot (a slot counts when both bins have seen it: a 0/1 factor).
 /// The slot weights are the user's, padded like the vectors.
-struct BinVectors {
+///
+/// Kept in the user's state between picks (``UserState/pairs``) with every pair's centroid distance:
+/// ``sync(_:weights:threshold:)`` lays out again only the bins whose vectors changed (their
+/// ``Bin/stamp``) and computes only their pairs, so the test at the cap (``Recommender/joinAtCap(_:at:state:)``),
+/// after a pick moved one bin, costs the bins' pairs with that bin and with the snapshot instead of
+/// all of them. The distances are those of the same function on the same numbers: the choices are
+/// the same as without the cache.
+struct BinVectors: Sendable {
     typealias Lanes = SIMD8<Float>
-    let count: Int
+    private(set) var count: Int
     private let stride: Int
-    private let centroids: [Float]
+    private var centroids: [Float]
     /// The slot weights, padded to the stride (absent slots weigh 0).
-    private let weights: [Float]
+    private var weights: [Float]
     /// 1 where the bin has seen the slot in at least the presence threshold of its snapshots, else 0.
-    private let present: [Float]
-    private let observations: [Float]
-    private let meanTimes: [Double]
-    private let numbers: [Int]
-    private let transitions: [[Int: Int]]
+    private var present: [Float]
+    private var observations: [Float]
+    private var meanTimes: [Double]
+    private var numbers: [Int]
+    private var transitions: [[Int: Int]]
+    /// The ``Bin/stamp`` of each bin's vectors as laid out (0: never laid out).
+    private var stamps: [UInt64]
+    /// `distance(i, j)` for `i < j` at `i · count + j`.
+    private var pairs: [Float]
+    /// The weights and presence threshold the layout was made with (a change lays out everything again).
+    private var userWeights: [Float]
+    private var threshold: Float
+
+    /// An empty layout (nothing cached yet).
+    init() {
+        let lanes = Lanes.scalarCount
+        stride = (FeatureLayout.dimension + lanes - 1) / lanes * lanes
+        count = 0
+        centroids = []
+        weights = []
+        present = []
+        observations = []
+        meanTimes = []
+        numbers = []
+        transitions = []
+        stamps = []
+        pairs = []
+        userWeights = []
+        threshold = .nan
+    }
 
     init(_ bins: [Bin], weights: [Float], threshold: Float) {
+        self.init()
+        sync(bins, weights: weights, threshold: threshold)
+    }
+
+    /// Brings the layout and the pair distances up to date with `bins`: the rows of bins whose
+    /// vectors are already laid out (by stamp) are moved, not computed again, and so are the
+    /// distances between two such bins; everything is computed again when the weights or the
+    /// threshold differ. The counts, times and switches of every bin are read each time.
+    mutating func sync(_ bins: [Bin], weights: [Float], threshold: Float) {
         let d = FeatureLayout.dimension
-        let lanes = Lanes.scalarCount
-        stride = (d + lanes - 1) / lanes * lanes
-        count = bins.count
+        let fresh = threshold != self.threshold || weights != userWeights
+        let oldCount = count, oldStamps = stamps
+        // Where each bin's vectors are laid out now (nil: not, or laid out from other vectors).
+        var from = [Int?](repeating: nil, count: bins.count)
+        if !fresh {
+            bins.withUnsafeBufferPointer { bp in
+                for r in 0..<bp.count {
+                    let stamp = bp[r].stamp
+                    if r < oldCount, oldStamps[r] == stamp {
+                        from[r] = r
+                    } else if let o = oldStamps.firstIndex(of: stamp) {
+                        from[r] = o
+                    }
+                }
+            }
+        }
+        if bins.count == oldCount, !fresh, from.enumerated().allSatisfy({ $0.element == nil || $0.element == $0.offset }) {
+            // The same bins in the same places, some of them moved (a served snapshot moves one):
+            // their rows and their pairs are computed again in place.
+            let changed = from.indices.filter { from[$0] == nil }
+            readScalars(bins)
+            guard !changed.isEmpty else { return }
+            bins.withUnsafeBufferPointer { bp in
+                for r in changed {
+                    for k in 0..<d {
+                        self.centroids[r * stride + k] = bp[r].centroid[k]
+                        self.present[r * stride + k] = bp[r].observed[k] >= threshold ? 1 : 0
+                    }
+                    stamps[r] = bp[r].stamp
+                }
+            }
+            for r in changed {
+                for i in 0..<count where i != r {
+                    pairs[min(i, r) * count + max(i, r)] = distance(min(i, r), max(i, r))
+                }
+            }
+            return
+        }
+        // A stamp laid out twice (never expected) would alias two rows: lay out everything.
+        let kept = from.compactMap { $0 }
+        if Set(kept).count != kept.count { from = [Int?](repeating: nil, count: bins.count) }
+        let oldCentroids = centroids, oldPresent = present, oldPairs = pairs
         var centroids = [Float](repeating: 0, count: bins.count * stride)
         var present = centroids
-        for (i, b) in bins.enumerated() {
-            for k in 0..<d {
-                centroids[i * stride + k] = b.centroid[k]
-                present[i * stride + k] = b.observed[k] >= threshold ? 1 : 0
+        bins.withUnsafeBufferPointer { bp in
+            for (i, b) in bp.enumerated() {
+                if let o = from[i] {
+                    for k in 0..<stride {
+                        centroids[i * stride + k] = oldCentroids[o * stride + k]
+                        present[i * stride + k] = oldPresent[o * stride + k]
+                    }
+                } else {
+                    for k in 0..<d {
+                        centroids[i * stride + k] = b.centroid[k]
+                        present[i * stride + k] = b.observed[k] >= threshold ? 1 : 0
+                    }
+                }
             }
         }
         self.centroids = centroids
-        self.weights = weights + [Float](repeating: 0, count: stride - weights.count)
         self.present = present
+        if fresh {
+            self.weights = weights + [Float](repeating: 0, count: stride - weights.count)
+            userWeights = weights
+            self.threshold = threshold
+        }
+        count = bins.count
+        stamps = bins.map(\.stamp)
+        readScalars(bins)
+        var pairs = [Float](repeating: .infinity, count: count * count)
+        for i in 0..<count {
+            for j in (i + 1)..<count {
+                if let oi = from[i], let oj = from[j] {
+                    pairs[i * count + j] = oi < oj ? oldPairs[oi * oldCount + oj] : oldPairs[oj * oldCount + oi]
+                } else {
+                    pairs[i * count + j] = distance(i, j)
+                }
+            }
+        }
+        self.pairs = pairs
+    }
+
+    private mutating func readScalars(_ bins: [Bin]) {
         observations = bins.map { Float($0.observations) }
         meanTimes = bins.map(\.meanTime)
         numbers = bins.map(\.number)
@@ -357,26 +467,69 @@ struct BinVectors {
     /// The weighted mean squared distance between the centroids of bins `i` and `j` over the slots
     /// both have seen; `+∞` when they share none.
     func distance(_ i: Int, _ j: Int) -> Float {
-        var sw = Lanes(), s = Lanes()
         centroids.withUnsafeBufferPointer { c in
             present.withUnsafeBufferPointer { p in
-                weights.withUnsafeBufferPointer { w in
-                    let c = UnsafeRawPointer(c.baseAddress!), p = UnsafeRawPointer(p.baseAddress!), w = UnsafeRawPointer(w.baseAddress!)
-                    let size = MemoryLayout<Float>.stride
-                    let a = i * stride * size, b = j * stride * size
-                    for k in Swift.stride(from: 0, to: stride * size, by: Lanes.scalarCount * size) {
-                        let m =
-                            w.loadUnaligned(fromByteOffset: k, as: Lanes.self) * p.loadUnaligned(fromByteOffset: a + k, as: Lanes.self)
-                            * p.loadUnaligned(fromByteOffset: b + k, as: Lanes.self)
-                        let dc = c.loadUnaligned(fromByteOffset: a + k, as: Lanes.self) - c.loadUnaligned(fromByteOffset: b + k, as: Lanes.self)
-                        sw += m
-                        s += m * dc * dc
-                    }
-                }
+                distance(c.baseAddress! + i * stride, p.baseAddress! + i * stride, c.baseAddress! + j * stride, p.baseAddress! + j * stride)
+            }
+        }
+    }
+
+    /// The distance of two laid-out rows (`stride` slots each), in lanes: every row, whether kept in
+    /// the layout or not, is measured by this one function.
+    private func distance(
+        _ ca: UnsafePointer<Float>, _ pa: UnsafePointer<Float>, _ cb: UnsafePointer<Float>, _ pb: UnsafePointer<Float>
+    ) -> Float {
+        var sw = Lanes(), s = Lanes()
+        weights.withUnsafeBufferPointer { w in
+            let ca = UnsafeRawPointer(ca), pa = UnsafeRawPointer(pa), cb = UnsafeRawPointer(cb), pb = UnsafeRawPointer(pb)
+            let w = UnsafeRawPointer(w.baseAddress!)
+            let size = MemoryLayout<Float>.stride
+            for k in Swift.stride(from: 0, to: stride * size, by: Lanes.scalarCount * size) {
+                let m =
+                    w.loadUnaligned(fromByteOffset: k, as: Lanes.self) * pa.loadUnaligned(fromByteOffset: k, as: Lanes.self)
+                    * pb.loadUnaligned(fromByteOffset: k, as: Lanes.self)
+                let dc = ca.loadUnaligned(fromByteOffset: k, as: Lanes.self) - cb.loadUnaligned(fromByteOffset: k, as: Lanes.self)
+                sw += m
+                s += m * dc * dc
             }
         }
         let total = sw.sum()
         return total > 0 ? s.sum() / total : .infinity
+    }
+
+    /// Like ``cheapestPair(config:)`` over the bins and one more, `extra` (laid out last, with
+    /// index ``count``), without adding it to the layout: the pair `mergeClosest` would merge if
+    /// `extra` were made.
+    func cheapestPair(config: EngineConfig, with extra: Bin) -> (i: Int, j: Int, cost: Float)? {
+        let d = FeatureLayout.dimension
+        var ce = [Float](repeating: 0, count: stride), pe = ce
+        for k in 0..<d {
+            ce[k] = extra.centroid[k]
+            pe[k] = extra.observed[k] >= threshold ? 1 : 0
+        }
+        let ne = Float(extra.observations)
+        var toExtra = [Float](repeating: .infinity, count: count)
+        centroids.withUnsafeBufferPointer { c in
+            present.withUnsafeBufferPointer { p in
+                for i in 0..<count {
+                    let distance = distance(c.baseAddress! + i * stride, p.baseAddress! + i * stride, ce, pe)
+                    guard distance.isFinite else { continue }
+                    let na = observations[i]
+                    let switches = Float(transitions[i][extra.number] ?? 0)
+                    let days = Float(abs(meanTimes[i] - extra.meanTime) / 86_400)
+                    toExtra[i] = Self.cost(na, ne, distance, switches: switches, days: days, config: config)
+                }
+            }
+        }
+        // In the order of the pairs with `extra` last: (0, 1), …, (0, count), (1, 2), …
+        var best: (i: Int, j: Int, cost: Float)?
+        for i in 0...count {
+            for j in (i + 1)..<(count + 1) {
+                let c = j == count ? toExtra[i] : mergeCost(i, j, config: config)
+                if best == nil || c < best!.cost { best = (i, j, c) }
+            }
+        }
+        return best
     }
 
     /// The pair `i < j` of least ``mergeCost(_:_:config:)`` (the first such pair in the order
@@ -394,12 +547,16 @@ struct BinVectors {
 
     /// ``Recommender/mergeCost(_:_:weights:)`` of bins `i` and `j`.
     func mergeCost(_ i: Int, _ j: Int, config: EngineConfig) -> Float {
-        let distance = distance(i, j)
+        let distance = i < j ? pairs[i * count + j] : pairs[j * count + i]
         guard distance.isFinite else { return .infinity }
-        let na = observations[i], nb = observations[j]
         let switches = Float(transitions[i][numbers[j]] ?? 0)
         let days = Float(abs(meanTimes[i] - meanTimes[j]) / 86_400)
-        return na * nb / (na + nb) * distance / (1 + config.mergeTransitionWeight * switches)
-            * (1 + config.mergeTimeWeightPerDay * days)
+        return Self.cost(observations[i], observations[j], distance, switches: switches, days: days, config: config)
+    }
+
+    /// The Ward factor times the distance, less for switches between the bins, more for days between them.
+    @inline(__always)
+    private static func cost(_ na: Float, _ nb: Float, _ distance: Float, switches: Float, days: Float, config: EngineConfig) -> Float {
+        na * nb / (na + nb) * distance / (1 + config.mergeTransitionWeight * switches) * (1 + config.mergeTimeWeightPerDay * days)
     }
 }

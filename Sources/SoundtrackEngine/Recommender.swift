@@ -245,7 +245,7 @@ public struct Recommender: Sendable {
             chosen = (best.index, false)
         } else if let target = state.session.switchedTo.flatMap({ state.resolve(bin: $0) }), let i = state.binIndex(number: target) {
             chosen = (i, false)
-        } else if let i = joinAtCap(x, at: at, state: state) {
+        } else if let i = joinAtCap(x, at: at, state: &state) {
             chosen = (i, false)
         } else {
             let next = state.nextBinNumber

@@ -45,16 +45,20 @@ public struct UserState: Sendable {
     private var recentBloom: UInt64
     /// The scoring rows of the bins, brought up to date before each use (see ``ScoringMatrix``).
     var scoring = ScoringMatrix()
+    /// The bins' vectors laid out for merge costs, with every pair's distance, brought up to date
+    /// before each use (see ``BinVectors``).
+    var pairs = BinVectors()
     /// Changes whenever the user's evidence about tracks changes (feedback, a merge): the
     /// ranker's per-user cache (``RankingCache``) is rebuilt when it differs.
     var evidenceVersion: UInt64 = 0
     /// What the ranker derives from the user's evidence and the community, kept between picks.
     var rankingCache = RankingCache()
 
-    /// Drops the scoring rows (they are computed again before the next use): for a copy that is
-    /// only written to a store, so that it does not share them with the live state.
+    /// Drops the scoring rows and the merge costs' layout (they are computed again before the next
+    /// use): for a copy that is only written to a store, so that it does not share them with the live state.
     public mutating func dropScoring() {
         scoring = ScoringMatrix()
+        pairs = BinVectors()
     }
 
     /// Creates a user state.

@@ -130,6 +130,45 @@ struct BinLifecycleTests {
         #expect(state.mergedInto.count == 2, "the new bin and an older pair: two merges")
     }
 
+    @Test("The merge costs kept in the state between picks equal a layout made from scratch, through picks, merges and feedback")
+    func keptPairCostsEqualFreshOnes() throws {
+        var config = engine.config
+        config.binCap = 4
+        let engine = self.engine.with(config: config)
+        var state = engine.newUser("u-1")
+        var rng = SeededGenerator(seed: 7)
+        let activities: [Activity] = [.stationary, .walking, .running, .automotive]
+        let wifis = ["home", "work", "gym", "none", "cafe"]
+        var checked = 0
+        for k in 0..<160 {
+            let minutes = 20 * k + Int(rng.next() % 15)
+            let at = Fixtures.at("2026-03-11T06:00:00+01:00").date.addingTimeInterval(Double(minutes * 60))
+            let snapshot = Snapshot(
+                user: "u-1", at: Timestamp(date: at, offsetSeconds: 3600),
+                motion: Motion(activity: activities[Int(rng.next() % 4)]), tags: ["wifi": wifis[Int(rng.next() % 5)]])
+            let (pick, record) = engine.pick(snapshot, state: &state)
+            if k % 9 == 4 {
+                // Feedback changes the weights: the kept layout must be laid out again.
+                let event = FeedbackEvent(
+                    id: "e\(k)", user: "u-1", at: snapshot.at, track: pick.track.id, signal: k % 2 == 0 ? .like : .dislike, pickId: pick.pickId)
+                _ = try engine.feedback(event, pick: record, state: &state)
+            }
+            guard state.bins.count >= 2 else { continue }
+            state.pairs.sync(state.bins, weights: state.weights, threshold: engine.config.presenceThreshold)
+            let fresh = BinVectors(state.bins, weights: state.weights, threshold: engine.config.presenceThreshold)
+            for i in state.bins.indices {
+                for j in state.bins.indices where j != i {
+                    let kept = state.pairs.mergeCost(i, j, config: engine.config)
+                    let made = fresh.mergeCost(i, j, config: engine.config)
+                    #expect(kept == made || (kept.isNaN && made.isNaN), "pick \(k), bins \(i), \(j): \(kept) vs \(made)")
+                }
+            }
+            #expect(state.pairs.cheapestPair(config: engine.config)?.cost == fresh.cheapestPair(config: engine.config)?.cost)
+            checked += 1
+        }
+        #expect(checked > 100)
+        #expect(state.bins.count == 4, "the cap was reached and held by merges")
+    }
     @Test("Merge distances over SIMD lanes equal the slot-by-slot formula over the slots both bins have seen")
     func binVectorsDistance() {
         var rng = SeededGenerator(seed: 3)
