@@ -160,7 +160,8 @@ extension Recommender {
     /// move between are one context seen two ways) and multiplied by `1 + τ · days between their
     /// mean times` (bins of the same period of the user's life are more alike than their vectors say).
     func mergeCost(_ a: Bin, _ b: Bin, weights: [Float]) -> Float {
-        BinVectors([a, b], weights: weights, threshold: config.presenceThreshold).mergeCost(0, 1, config: config)
+        var pair = BinVectors([a, b], weights: weights, threshold: config.presenceThreshold)
+        return pair.mergeCost(0, 1, config: config)
     }
 
     /// The weighted mean squared distance between two bins' centroids over the slots both have seen
@@ -213,10 +214,11 @@ extension Recommender {
                 i += 1
                 continue
             }
-            let b = state.bins[i]
+            // The distances of the kept layout (``UserState/pairs``): those of centroidDistance.
+            state.pairs.sync(state.bins, weights: state.weights, threshold: config.presenceThreshold)
             var nearest: (j: Int, d: Float)?
             for j in state.bins.indices where j != i {
-                let d = centroidDistance(b, state.bins[j], weights: state.weights)
+                let d = state.pairs.pairDistance(i, j)
                 if nearest == nil || d < nearest!.d { nearest = (j, d) }
             }
             guard let nearest else { return }
@@ -319,12 +321,13 @@ extension Recommender {
 /// pair, and without a branch per slot (a slot counts when both bins have seen it: a 0/1 factor).
 /// The slot weights are the user's, padded like the vectors.
 ///
-/// Kept in the user's state between picks (``UserState/pairs``) with every pair's centroid distance:
+/// Kept in the user's state between picks (``UserState/pairs``) with the pairs' centroid distances:
 /// ``sync(_:weights:threshold:)`` lays out again only the bins whose vectors changed (their
-/// ``Bin/stamp``) and computes only their pairs, so the test at the cap (``Recommender/joinAtCap(_:at:state:)``),
-/// after a pick moved one bin, costs the bins' pairs with that bin and with the snapshot instead of
-/// all of them. The distances are those of the same function on the same numbers: the choices are
-/// the same as without the cache.
+/// ``Bin/stamp``) and forgets only their pairs, and a pair's distance is computed when first asked
+/// for (``pairDistance(_:_:)``). So the test at the cap (``Recommender/joinAtCap(_:at:state:)``),
+/// after a pick moved one bin, costs that bin's pairs and the snapshot's instead of all of them, and
+/// a fold costs the folded bin's. The distances are those of the same function on the same numbers:
+/// the choices are the same as without the cache.
 struct BinVectors: Sendable {
     typealias Lanes = SIMD8<Float>
     private(set) var count: Int
@@ -340,8 +343,11 @@ struct BinVectors: Sendable {
     private var transitions: [[Int: Int]]
     /// The ``Bin/stamp`` of each bin's vectors as laid out (0: never laid out).
     private var stamps: [UInt64]
-    /// `distance(i, j)` for `i < j` at `i · count + j`.
+    /// `distance(i, j)` for `i < j` at `i · count + j`, where ``known`` says it is computed.
     private var pairs: [Float]
+    /// Whether each entry of ``pairs`` is computed (pairs are computed when first asked for:
+    /// a fold asks for one bin's, the cap for all).
+    private var known: [Bool]
     /// The weights and presence threshold the layout was made with (a change lays out everything again).
     private var userWeights: [Float]
     private var threshold: Float
@@ -360,6 +366,7 @@ struct BinVectors: Sendable {
         transitions = []
         stamps = []
         pairs = []
+        known = []
         userWeights = []
         threshold = .nan
     }
@@ -393,7 +400,7 @@ struct BinVectors: Sendable {
         }
         if bins.count == oldCount, !fresh, from.enumerated().allSatisfy({ $0.element == nil || $0.element == $0.offset }) {
             // The same bins in the same places, some of them moved (a served snapshot moves one):
-            // their rows and their pairs are computed again in place.
+            // their rows are laid out again in place and their pairs forgotten.
             let changed = from.indices.filter { from[$0] == nil }
             readScalars(bins)
             guard !changed.isEmpty else { return }
@@ -407,16 +414,14 @@ struct BinVectors: Sendable {
                 }
             }
             for r in changed {
-                for i in 0..<count where i != r {
-                    pairs[min(i, r) * count + max(i, r)] = distance(min(i, r), max(i, r))
-                }
+                for i in 0..<count where i != r { known[min(i, r) * count + max(i, r)] = false }
             }
             return
         }
         // A stamp laid out twice (never expected) would alias two rows: lay out everything.
         let kept = from.compactMap { $0 }
         if Set(kept).count != kept.count { from = [Int?](repeating: nil, count: bins.count) }
-        let oldCentroids = centroids, oldPresent = present, oldPairs = pairs
+        let oldCentroids = centroids, oldPresent = present, oldPairs = pairs, oldKnown = known
         var centroids = [Float](repeating: 0, count: bins.count * stride)
         var present = centroids
         bins.withUnsafeBufferPointer { bp in
@@ -445,16 +450,18 @@ struct BinVectors: Sendable {
         stamps = bins.map(\.stamp)
         readScalars(bins)
         var pairs = [Float](repeating: .infinity, count: count * count)
+        var known = [Bool](repeating: false, count: count * count)
         for i in 0..<count {
             for j in (i + 1)..<count {
                 if let oi = from[i], let oj = from[j] {
-                    pairs[i * count + j] = oi < oj ? oldPairs[oi * oldCount + oj] : oldPairs[oj * oldCount + oi]
-                } else {
-                    pairs[i * count + j] = distance(i, j)
+                    let old = oi < oj ? oi * oldCount + oj : oj * oldCount + oi
+                    pairs[i * count + j] = oldPairs[old]
+                    known[i * count + j] = oldKnown[old]
                 }
             }
         }
         self.pairs = pairs
+        self.known = known
     }
 
     private mutating func readScalars(_ bins: [Bin]) {
@@ -462,6 +469,16 @@ struct BinVectors: Sendable {
         meanTimes = bins.map(\.meanTime)
         numbers = bins.map(\.number)
         transitions = bins.map(\.transitions)
+    }
+
+    /// ``distance(_:_:)`` of bins `i` and `j` (`i ≠ j`), computed once while both are laid out as they are.
+    mutating func pairDistance(_ i: Int, _ j: Int) -> Float {
+        let k = i < j ? i * count + j : j * count + i
+        if !known[k] {
+            pairs[k] = i < j ? distance(i, j) : distance(j, i)
+            known[k] = true
+        }
+        return pairs[k]
     }
 
     /// The weighted mean squared distance between the centroids of bins `i` and `j` over the slots
@@ -500,7 +517,7 @@ struct BinVectors: Sendable {
     /// Like ``cheapestPair(config:)`` over the bins and one more, `extra` (laid out last, with
     /// index ``count``), without adding it to the layout: the pair `mergeClosest` would merge if
     /// `extra` were made.
-    func cheapestPair(config: EngineConfig, with extra: Bin) -> (i: Int, j: Int, cost: Float)? {
+    mutating func cheapestPair(config: EngineConfig, with extra: Bin) -> (i: Int, j: Int, cost: Float)? {
         let d = FeatureLayout.dimension
         var ce = [Float](repeating: 0, count: stride), pe = ce
         for k in 0..<d {
@@ -534,7 +551,7 @@ struct BinVectors: Sendable {
 
     /// The pair `i < j` of least ``mergeCost(_:_:config:)`` (the first such pair in the order
     /// `(0, 1), (0, 2), …, (1, 2), …` on ties); `nil` with fewer than two bins.
-    func cheapestPair(config: EngineConfig) -> (i: Int, j: Int, cost: Float)? {
+    mutating func cheapestPair(config: EngineConfig) -> (i: Int, j: Int, cost: Float)? {
         var best: (i: Int, j: Int, cost: Float)?
         for i in 0..<count {
             for j in (i + 1)..<count {
@@ -546,8 +563,8 @@ struct BinVectors: Sendable {
     }
 
     /// ``Recommender/mergeCost(_:_:weights:)`` of bins `i` and `j`.
-    func mergeCost(_ i: Int, _ j: Int, config: EngineConfig) -> Float {
-        let distance = i < j ? pairs[i * count + j] : pairs[j * count + i]
+    mutating func mergeCost(_ i: Int, _ j: Int, config: EngineConfig) -> Float {
+        let distance = pairDistance(i, j)
         guard distance.isFinite else { return .infinity }
         let switches = Float(transitions[i][numbers[j]] ?? 0)
         let days = Float(abs(meanTimes[i] - meanTimes[j]) / 86_400)

@@ -155,7 +155,7 @@ struct BinLifecycleTests {
             }
             guard state.bins.count >= 2 else { continue }
             state.pairs.sync(state.bins, weights: state.weights, threshold: engine.config.presenceThreshold)
-            let fresh = BinVectors(state.bins, weights: state.weights, threshold: engine.config.presenceThreshold)
+            var fresh = BinVectors(state.bins, weights: state.weights, threshold: engine.config.presenceThreshold)
             for i in state.bins.indices {
                 for j in state.bins.indices where j != i {
                     let kept = state.pairs.mergeCost(i, j, config: engine.config)
