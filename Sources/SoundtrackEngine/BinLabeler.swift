@@ -67,16 +67,19 @@ public enum BinLabeler {
         let observed = bins[binIndex].observed, centroid = bins[binIndex].centroid
         var candidates: [(text: String, contrast: Float, slot: Int)] = []
         var seen: [String] = []
-        for i in Slots.labelled where observed[i] >= 0.5 && centroid[i] >= 0.6 {
-            guard let text = text(slot: i, vocabulary: vocabulary), !seen.contains(text) else { continue }
-            seen.append(text)
-            var other: Float = 0, n: Float = 0
-            for k in bins.indices where k != binIndex && bins[k].observed[i] >= 0.5 {
-                other += bins[k].centroid[i]
-                n += 1
+        // Through a pointer: `bins[k].observed[i]` on the array retained the bin's arrays at every read.
+        bins.withUnsafeBufferPointer { bins in
+            for i in Slots.labelled where observed[i] >= 0.5 && centroid[i] >= 0.6 {
+                guard let text = text(slot: i, vocabulary: vocabulary), !seen.contains(text) else { continue }
+                seen.append(text)
+                var other: Float = 0, n: Float = 0
+                for k in bins.indices where k != binIndex && bins[k].observed[i] >= 0.5 {
+                    other += bins[k].centroid[i]
+                    n += 1
+                }
+                let contrast = centroid[i] - (n > 0 ? other / n : 0)
+                candidates.append((text, contrast, i))
             }
-            let contrast = centroid[i] - (n > 0 ? other / n : 0)
-            candidates.append((text, contrast, i))
         }
         candidates.sort { ($0.contrast, $1.slot) > ($1.contrast, $0.slot) }
         return candidates.map(\.text)
