@@ -68,9 +68,9 @@ public final class CatalogIndex: Sendable {
     private let rowGenres: [[Int32]]
     private let postings: [[Int32]]
     private let rowsByID: [String: Int]
-    /// Rows by the FNV-1a hash of their id (``StableHash/fnv1a(_:seed:)``); −1 where two ids share
-    /// a hash (those are found by id). Integer keys hash far cheaper than strings.
-    private let rowsByHash: [UInt64: Int]
+    /// Rows by the FNV-1a hash of their id (``StableHash/fnv1a(_:seed:)``); ``HashRows/shared`` where
+    /// two ids share a hash (those are found by id). Integer keys hash far cheaper than strings.
+    private let rowsByHash: HashRows
 
     /// The number of tracks.
     public var count: Int { tracks.count }
@@ -121,8 +121,7 @@ public final class CatalogIndex: Sendable {
         rowGenres.reserveCapacity(n)
         var rowsByID: [String: Int] = [:]
         rowsByID.reserveCapacity(n)
-        var rowsByHash: [UInt64: Int] = [:]
-        rowsByHash.reserveCapacity(n)
+        var rowsByHash = HashRows(capacity: n)
         var popularity = [Float](repeating: 0, count: n)
         for (r, t) in tracks.enumerated() {
             var gs: [Int32] = []
@@ -146,8 +145,7 @@ public final class CatalogIndex: Sendable {
             rowGenres.append(gs.sorted())
             if rowsByID[t.id] == nil {
                 rowsByID[t.id] = r
-                let h = StableHash.fnv1a(t.id)
-                rowsByHash[h] = rowsByHash[h] == nil ? r : -1
+                rowsByHash.insert(StableHash.fnv1a(t.id), row: r)
             }
             popularity[r] = Float(min(max(t.popularity ?? 0, 0), 100)) / 100
         }
@@ -166,8 +164,8 @@ public final class CatalogIndex: Sendable {
     /// The row of a track id whose FNV-1a hash is `hash` (known already, for example a bin song's
     /// key), or `nil`: one integer lookup and one comparison of the id instead of hashing it.
     public func row(ofHash hash: UInt64, id: String) -> Int? {
-        guard let r = rowsByHash[hash] else { return nil }
-        if r >= 0 { return tracks[r].id == id ? r : nil }
+        guard let r = rowsByHash.row(hash) else { return nil }
+        if r >= 0 { return tracks[Int(r)].id == id ? Int(r) : nil }
         return rowsByID[id]
     }
 

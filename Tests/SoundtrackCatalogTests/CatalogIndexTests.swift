@@ -107,7 +107,7 @@ struct CatalogIndexTests {
         partial.speechiness = nil
         let cases: [(AudioProfile, Set<String>)] = [
             (AudioProfile(features(0.33)), []), (partial, ["Rock", "blues"]), (AudioProfile(), ["jazz"]),
-            (AudioProfile(features(0.9)), ["pop"]),
+            (AudioProfile(features(0.9)), ["pop"])
         ]
         for (query, genres) in cases {
             let got = index.similar(to: query, genres: genres, k: 40)
@@ -134,7 +134,7 @@ struct CatalogIndexTests {
             track("same-sound-no-genre", features(0.5)),
             track("same-sound-rock", genres: ["rock"], features(0.5)),
             track("same-sound-rock-pop", genres: ["rock", "pop"], features(0.5)),
-            track("far-rock-pop", genres: ["rock", "pop"], features(0)),
+            track("far-rock-pop", genres: ["rock", "pop"], features(0))
         ]
         let index = CatalogIndex(tracks: tracks)
         let q = AudioProfile(features(0.5))
@@ -164,7 +164,7 @@ struct CatalogIndexTests {
             track("bare-jazz", genres: ["jazz"]),
             track("bare-rock", genres: ["rock"]),
             track("sound-far", features(0)),
-            track("bare", genres: []),
+            track("bare", genres: [])
         ]
         let index = CatalogIndex(tracks: tracks)
         let got = index.similar(to: AudioProfile(features(1)), genres: ["jazz"], k: 4)
@@ -243,5 +243,38 @@ struct CatalogIndexTests {
         #expect(closerCount == samples)
         #expect(near < 0.1 * random, "mean distance to neighbours \(near / Float(samples)) vs random \(random / Float(samples))")
         #expect(nearGenre > 3 * randomGenre, "genre overlap \(nearGenre / Float(samples)) vs \(randomGenre / Float(samples))")
+    }
+}
+
+@Suite("Rows by id hash")
+struct HashRowsTests {
+    @Test("Every hash finds its row, a shared hash says so, an absent one finds nothing, through runs of full slots")
+    func lookups() {
+        var rng = SeededGenerator(state: 11)
+        // Hash 0 (the empty slots' key), small and round ones, and 2,000 random ones: at half load,
+        // many probe past a taken slot.
+        var hashes: [UInt64] = [0, 1, 1 << 32, 2 << 32, 3 << 32]
+        for _ in 0..<2_000 { hashes.append(rng.next()) }
+        var table = HashRows(capacity: hashes.count)
+        for (row, h) in hashes.enumerated() { table.insert(h, row: row) }
+        for (row, h) in hashes.enumerated() { #expect(table.row(h) == Int32(row), "hash \(h)") }
+        table.insert(hashes[7], row: 99_999)
+        #expect(table.row(hashes[7]) == HashRows.shared)
+        #expect(table.row(hashes[8]) == 8)
+        for _ in 0..<2_000 {
+            let h = rng.next()
+            if !hashes.contains(h) { #expect(table.row(h) == nil) }
+        }
+    }
+
+    @Test("The index finds every track by its id's hash as by its id, and no track under another id's hash")
+    func indexRowsByHash() {
+        let tracks = (0..<500).map { track("t-\($0)") } + [track("t-3")]  // a repeated id keeps its first row
+        let index = CatalogIndex(tracks: tracks)
+        for id in Set(tracks.map(\.id)) {
+            #expect(index.row(ofHash: StableHash.fnv1a(id), id: id) == index.row(of: id))
+        }
+        #expect(index.row(ofHash: StableHash.fnv1a("t-1"), id: "t-2") == nil)
+        #expect(index.row(ofHash: StableHash.fnv1a("absent"), id: "absent") == nil)
     }
 }
