@@ -54,7 +54,9 @@ notebooks: setup
 	$$B catalog import $(NB_CATALOG) --db $(NB_OUT)/sim.sqlite > /dev/null && \
 	$$B replay $(NB_OUT)/sim/events.jsonl --create-users --quiet --db $(NB_OUT)/sim.sqlite && \
 	python3 scripts/sim-to-bins.py $(NB_OUT)/sim && \
-	$$B eval bins $(NB_OUT)/sim/snapshots.jsonl --truth $(NB_OUT)/sim/truth.csv --catalog $(NB_CATALOG) --json > $(NB_OUT)/eval-bins.json
+	$$B eval bins $(NB_OUT)/sim/snapshots.jsonl --truth $(NB_OUT)/sim/truth.csv --catalog $(NB_CATALOG) --json > $(NB_OUT)/eval-bins.json && \
+	python3 scripts/bins-neighbourhood.py $(NB_OUT)/sim/snapshots.jsonl $(NB_OUT)/sim/truth.csv --bin $$B --catalog $(NB_CATALOG) \
+		--json > $(NB_OUT)/bins-neighbourhood.json
 	SOUNDTRACK_EVAL_JSON=$(CURDIR)/$(NB_OUT)/eval.json SOUNDTRACK_ONLINE_JSON=$(CURDIR)/$(NB_OUT)/eval-online.json \
 	SOUNDTRACK_BINS_JSON=$(CURDIR)/$(NB_OUT)/eval-bins.json \
 	SOUNDTRACK_NB_DB=$(CURDIR)/$(NB_OUT)/sim.sqlite SOUNDTRACK_FIGURES=$(CURDIR)/$(NB_OUT)/figures MPLBACKEND=Agg \

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How much `soundtrack eval bins` moves with the thresholds: the figures at 27 neighbouring settings.
 
-    scripts/bins-neighbourhood.py SNAPSHOTS TRUTH [--bin B] [--models DIR] [--set KEY=VALUE ...] [--json]
+    scripts/bins-neighbourhood.py SNAPSHOTS TRUTH [--bin B] [--models DIR] [--catalog FILE] [--set KEY=VALUE ...] [--json]
 
 The engine's bins do not depend on `--seed` (only the k-means baselines do), so running one pass
 again with other seeds says nothing about how far a figure is from the next setting's. This script
@@ -36,6 +36,7 @@ def main() -> int:
     ap.add_argument("truth")
     ap.add_argument("--bin", default=os.path.join(ROOT, ".build/release/soundtrack"))
     ap.add_argument("--models", default=os.path.join(ROOT, "Models"))
+    ap.add_argument("--catalog", help="passed to eval bins (default: the bundled catalog)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -61,9 +62,10 @@ def main() -> int:
         th = dict(base, stickiness=st, create_bin_below=cb, merge_transition_weight=tw)
         with open(os.path.join(d, "thresholds.v2.json"), "w") as f:
             json.dump(th, f, indent=2)
-        out = subprocess.run(
-            [args.bin, "eval", "bins", args.snapshots, "--truth", args.truth, "--json", "--models", d],
-            capture_output=True, text=True)
+        cmd = [args.bin, "eval", "bins", args.snapshots, "--truth", args.truth, "--json", "--models", d]
+        if args.catalog:
+            cmd += ["--catalog", args.catalog]
+        out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode != 0:
             raise RuntimeError(f"eval bins at {setting}: exit {out.returncode}: {out.stderr.strip()}")
         return setting, json.loads(out.stdout)
