@@ -381,7 +381,6 @@ struct BinVectors: Sendable {
     /// distances between two such bins; everything is computed again when the weights or the
     /// threshold differ. The counts, times and switches of every bin are read each time.
     mutating func sync(_ bins: [Bin], weights: [Float], threshold: Float) {
-        let d = FeatureLayout.dimension
         let fresh = threshold != self.threshold || weights != userWeights
         let oldCount = count, oldStamps = stamps
         // Where each bin's vectors are laid out now (nil: not, or laid out from other vectors).
@@ -406,10 +405,7 @@ struct BinVectors: Sendable {
             guard !changed.isEmpty else { return }
             bins.withUnsafeBufferPointer { bp in
                 for r in changed {
-                    for k in 0..<d {
-                        self.centroids[r * stride + k] = bp[r].centroid[k]
-                        self.present[r * stride + k] = bp[r].observed[k] >= threshold ? 1 : 0
-                    }
+                    Self.layOut(bp[r], threshold: threshold, centroids: &self.centroids, present: &self.present, at: r * stride)
                     stamps[r] = bp[r].stamp
                 }
             }
@@ -432,10 +428,7 @@ struct BinVectors: Sendable {
                         present[i * stride + k] = oldPresent[o * stride + k]
                     }
                 } else {
-                    for k in 0..<d {
-                        centroids[i * stride + k] = b.centroid[k]
-                        present[i * stride + k] = b.observed[k] >= threshold ? 1 : 0
-                    }
+                    Self.layOut(b, threshold: threshold, centroids: &centroids, present: &present, at: i * stride)
                 }
             }
         }
@@ -462,6 +455,15 @@ struct BinVectors: Sendable {
         }
         self.pairs = pairs
         self.known = known
+    }
+
+    /// Writes a bin's centroid and its presence (1 where it has seen the slot in at least
+    /// `threshold` of its snapshots, else 0) into a row of a layout, from `offset`.
+    private static func layOut(_ bin: Bin, threshold: Float, centroids: inout [Float], present: inout [Float], at offset: Int) {
+        for k in 0..<FeatureLayout.dimension {
+            centroids[offset + k] = bin.centroid[k]
+            present[offset + k] = bin.observed[k] >= threshold ? 1 : 0
+        }
     }
 
     private mutating func readScalars(_ bins: [Bin]) {
@@ -514,48 +516,35 @@ struct BinVectors: Sendable {
         return total > 0 ? s.sum() / total : .infinity
     }
 
-    /// Like ``cheapestPair(config:)`` over the bins and one more, `extra` (laid out last, with
-    /// index ``count``), without adding it to the layout: the pair `mergeClosest` would merge if
-    /// `extra` were made.
-    mutating func cheapestPair(config: EngineConfig, with extra: Bin) -> (i: Int, j: Int, cost: Float)? {
-        let d = FeatureLayout.dimension
-        var ce = [Float](repeating: 0, count: stride), pe = ce
-        for k in 0..<d {
-            ce[k] = extra.centroid[k]
-            pe[k] = extra.observed[k] >= threshold ? 1 : 0
-        }
-        let ne = Float(extra.observations)
-        var toExtra = [Float](repeating: .infinity, count: count)
-        centroids.withUnsafeBufferPointer { c in
-            present.withUnsafeBufferPointer { p in
-                for i in 0..<count {
-                    let distance = distance(c.baseAddress! + i * stride, p.baseAddress! + i * stride, ce, pe)
-                    guard distance.isFinite else { continue }
-                    let na = observations[i]
-                    let switches = Float(transitions[i][extra.number] ?? 0)
-                    let days = Float(abs(meanTimes[i] - extra.meanTime) / 86_400)
-                    toExtra[i] = Self.cost(na, ne, distance, switches: switches, days: days, config: config)
+    /// The pair `i < j` of least ``mergeCost(_:_:config:)`` (the first such pair in the order
+    /// `(0, 1), (0, 2), …, (1, 2), …` on ties); `nil` with fewer than two bins. With `extra`, over
+    /// the bins and that one more, laid out last (index ``count``) without being added to the
+    /// layout: the pair `mergeClosest` would merge if `extra` were made.
+    mutating func cheapestPair(config: EngineConfig, with extra: Bin? = nil) -> (i: Int, j: Int, cost: Float)? {
+        // Each bin's cost of a merge with `extra`, measured as the layout measures its own pairs.
+        var toExtra: [Float] = []
+        if let extra {
+            var ce = [Float](repeating: 0, count: stride), pe = ce
+            Self.layOut(extra, threshold: threshold, centroids: &ce, present: &pe, at: 0)
+            let ne = Float(extra.observations)
+            toExtra = [Float](repeating: .infinity, count: count)
+            centroids.withUnsafeBufferPointer { c in
+                present.withUnsafeBufferPointer { p in
+                    for i in 0..<count {
+                        let distance = distance(c.baseAddress! + i * stride, p.baseAddress! + i * stride, ce, pe)
+                        guard distance.isFinite else { continue }
+                        let switches = Float(transitions[i][extra.number] ?? 0)
+                        let days = Float(abs(meanTimes[i] - extra.meanTime) / 86_400)
+                        toExtra[i] = Self.cost(observations[i], ne, distance, switches: switches, days: days, config: config)
+                    }
                 }
             }
         }
-        // In the order of the pairs with `extra` last: (0, 1), …, (0, count), (1, 2), …
+        let n = count + (extra == nil ? 0 : 1)
         var best: (i: Int, j: Int, cost: Float)?
-        for i in 0...count {
-            for j in (i + 1)..<(count + 1) {
+        for i in 0..<n {
+            for j in (i + 1)..<n {
                 let c = j == count ? toExtra[i] : mergeCost(i, j, config: config)
-                if best == nil || c < best!.cost { best = (i, j, c) }
-            }
-        }
-        return best
-    }
-
-    /// The pair `i < j` of least ``mergeCost(_:_:config:)`` (the first such pair in the order
-    /// `(0, 1), (0, 2), …, (1, 2), …` on ties); `nil` with fewer than two bins.
-    mutating func cheapestPair(config: EngineConfig) -> (i: Int, j: Int, cost: Float)? {
-        var best: (i: Int, j: Int, cost: Float)?
-        for i in 0..<count {
-            for j in (i + 1)..<count {
-                let c = mergeCost(i, j, config: config)
                 if best == nil || c < best!.cost { best = (i, j, c) }
             }
         }

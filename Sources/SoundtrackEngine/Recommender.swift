@@ -119,9 +119,9 @@ public struct Recommender: Sendable {
         return (pick, record)
     }
 
-    /// Computes what picks derive from the state and keep in it (each bin's scoring rows, the
-    /// bins' merge costs, its songs in like-rate order, and the ranking cache with every bin's sound neighbours and
-    /// profile), so that copies of the state picked from without learning
+    /// Computes what picks derive from the state and keep in it (each bin's scoring rows and songs
+    /// in like-rate order, the bins' layout for merge costs, and the ranking cache with every bin's
+    /// sound neighbours and profile), so that copies of the state picked from without learning
     /// (`--read-only`) share them instead of each computing them again.
     public func prepare(_ state: inout UserState) {
         state.scoring.sync(bins: state.bins, config: config)

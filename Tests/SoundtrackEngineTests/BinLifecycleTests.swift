@@ -12,6 +12,13 @@ import Testing
 struct BinLifecycleTests {
     let engine = Fixtures.engine()
 
+    /// The engine with a cap of `cap` bins per user.
+    func engine(cap: Int) -> Recommender {
+        var config = engine.config
+        config.binCap = cap
+        return engine.with(config: config)
+    }
+
     /// A minimal snapshot of phone sensors: an activity, a tag, at a time.
     func phone(_ time: String, activity: Activity, wifi: String, user: String = "u-1") -> Snapshot {
         Snapshot(user: user, at: Fixtures.at(time), motion: Motion(activity: activity), tags: ["wifi": wifi])
@@ -37,9 +44,7 @@ struct BinLifecycleTests {
 
     @Test("Past the cap the closest pair merges; picks of the merged bin resolve to the survivor")
     func capMergesAndResolves() throws {
-        var config = engine.config
-        config.binCap = 3
-        let engine = self.engine.with(config: config)
+        let engine = self.engine(cap: 3)
         var state = engine.newUser("u-1")
         var records: [PickRecord] = []
         // Four clearly different contexts, hours apart: each makes a bin until the cap is passed.
@@ -80,9 +85,7 @@ struct BinLifecycleTests {
 
     @Test("At the cap, a context that a new bin would be merged into at once joins that bin: no new bin, no seed songs")
     func joinsAtTheCap() throws {
-        var config = engine.config
-        config.binCap = 3
-        let engine = self.engine.with(config: config)
+        let engine = self.engine(cap: 3)
         var state = try threeRecurringContexts(engine)
         // Later and walking, at the gym: near the gym's bin, but not near enough to be recognised.
         let gym = phone("2026-03-16T21:30:00+01:00", activity: .walking, wifi: "gym")
@@ -111,20 +114,15 @@ struct BinLifecycleTests {
         let played = songs.contains(pick.track.id) ? [] : [pick.track.id]
         #expect(state.bins[t].songs.map(\.trackId) == songs + played)
         // Below the cap the same context makes a bin of its own.
-        var roomy = config
-        roomy.binCap = 4
-        let fresh = engine.with(config: roomy).pick(gym, state: &below).pick
+        let fresh = self.engine(cap: 4).pick(gym, state: &below).pick
         #expect(fresh.bin.created)
         #expect(below.bins.count == 4)
     }
 
     @Test("A user over the cap (a lowered cap) makes the bin and merges back down to the cap; it does not join")
     func overTheCapMergesDown() throws {
-        var config = engine.config
-        config.binCap = 3
-        var state = try threeRecurringContexts(engine.with(config: config))
-        config.binCap = 2
-        let lowered = engine.with(config: config)
+        var state = try threeRecurringContexts(engine(cap: 3))
+        let lowered = engine(cap: 2)
         _ = lowered.pick(phone("2026-03-16T21:30:00+01:00", activity: .walking, wifi: "gym"), state: &state)
         #expect(state.bins.count == 2)
         #expect(state.mergedInto.count == 2, "the new bin and an older pair: two merges")
@@ -132,9 +130,7 @@ struct BinLifecycleTests {
 
     @Test("The merge costs kept in the state between picks equal a layout made from scratch, through picks, merges and feedback")
     func keptPairCostsEqualFreshOnes() throws {
-        var config = engine.config
-        config.binCap = 4
-        let engine = self.engine.with(config: config)
+        let engine = self.engine(cap: 4)
         var state = engine.newUser("u-1")
         var rng = SeededGenerator(seed: 7)
         let activities: [Activity] = [.stationary, .walking, .running, .automotive]
