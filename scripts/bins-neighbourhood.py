@@ -30,6 +30,15 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+class EvalFailed(Exception):
+    """A run of eval bins that exited non-zero: its status and what it printed."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("snapshots")
@@ -67,12 +76,16 @@ def main() -> int:
             cmd += ["--catalog", args.catalog]
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode != 0:
-            raise RuntimeError(f"eval bins at {setting}: exit {out.returncode}: {out.stderr.strip()}")
+            raise EvalFailed(out.returncode, f"eval bins at {setting} exited {out.returncode}: {out.stderr.strip()}")
         return setting, json.loads(out.stdout)
 
     try:
         with ThreadPoolExecutor(2) as ex:
             results = list(ex.map(run, grid))
+    except EvalFailed as e:
+        # eval bins names the file, line and field; its exit status is passed on.
+        print(f"error: {e.message}", file=sys.stderr)
+        return e.status
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
