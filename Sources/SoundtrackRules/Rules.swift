@@ -74,6 +74,7 @@ public struct Rules: Sendable {
     /// - Throws: ``RuleError/unknownUser(_:)`` when `user` is `nil`.
     public func stagePick(_ snapshot: Snapshot, top: Int = 1, pickId: String? = nil, user: inout CachedUserState?) throws(RuleError) -> StagedPick {
         guard user != nil else { throw .unknownUser(snapshot.user) }
+        precondition(user!.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
         return stagePick(snapshot, top: top, pickId: pickId, state: &user!.state)
     }
 
@@ -87,6 +88,7 @@ public struct Rules: Sendable {
     /// - Throws: ``RuleError/unknownUser(_:)`` when `user` is `nil`.
     public func previewPick(_ snapshot: Snapshot, top: Int = 1, user: CachedUserState?) throws(RuleError) -> Pick {
         guard let user else { throw .unknownUser(snapshot.user) }
+        precondition(user.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
         return previewPick(snapshot, top: top, state: user.state)
     }
 
@@ -95,6 +97,7 @@ public struct Rules: Sendable {
     /// - Throws: ``RuleError/unknownUser(_:)``, ``RuleError/unknownTrack(_:field:)`` (`song`).
     public func stageOnboarding(_ snapshot: Snapshot, song: String, library: [String] = [], user: inout CachedUserState?) throws -> StagedPick {
         guard user != nil else { throw RuleError.unknownUser(snapshot.user) }
+        precondition(user!.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
         guard engine.catalog.track(id: song) != nil else { throw RuleError.unknownTrack(song, field: "song") }
         let seq = user!.state.pickCounter
         let (pick, record) = try engine.onboard(snapshot, song: song, library: library, state: &user!.state)
@@ -117,6 +120,7 @@ public struct Rules: Sendable {
     ) throws -> FeedbackVerdict {
         if try Self.isDuplicate(event, appliedBy: owner) { return .duplicate }
         precondition(event.user == user.state.user, "an event of another user")
+        precondition(user.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
         guard engine.catalog.track(id: event.track) != nil else { throw RuleError.unknownTrack(event.track, field: "track") }
         let at = event.at.date.timeIntervalSince1970
         if let last = user.lastEventAt, at < last {
@@ -131,6 +135,33 @@ public struct Rules: Sendable {
         var stored = event
         if !user.keepRawSnapshots { stored.snapshot = nil }
         return .applied(FeedbackRow(event: stored, outcome: outcome, seq: user.feedbackSeq, keepSnapshot: user.keepRawSnapshots))
+    }
+
+    /// Brings a loaded state up to date with the user's feedback: applies again, in order, the
+    /// events its stored state does not include yet (``CachedUserState/pending``: events the HTTP
+    /// service committed before their effect, which its next checkpoint of the user writes). They
+    /// apply exactly as they did the first time (the same state, the same event, the engine's
+    /// randomness seeded by the event's id), so the state is the one the service had in memory.
+    /// Its ``UserState/changes`` then hold what they changed, for the next state write.
+    /// - Parameter pick: looks a pick up by id (the picks the events name are committed before them).
+    /// - Throws: ``CatchUpError`` when an event does not apply again as it did (a database changed
+    ///   by hand, or by another engine version); the state is then not usable.
+    public func catchUp(_ user: inout CachedUserState, pick: (String) throws -> PickRecord?) throws {
+        guard !user.pending.isEmpty else { return }
+        let pending = user.pending
+        user.pending = []
+        for p in pending {
+            let verdict: FeedbackVerdict
+            do {
+                verdict = try stageFeedback(p.event, appliedBy: nil, user: &user, pick: pick)
+            } catch {
+                throw CatchUpError(user: user.state.user, event: p.event.id, seq: p.seq, reason: "\(error)")
+            }
+            guard case let .applied(row) = verdict, row.seq == p.seq else {
+                throw CatchUpError(
+                    user: user.state.user, event: p.event.id, seq: p.seq, reason: "it applies as applied_seq \(user.feedbackSeq)")
+            }
+        }
     }
 
     /// Stages a feedback event of a user who may not exist (`nil`): the same rules, the same order.
@@ -176,5 +207,22 @@ public struct Rules: Sendable {
         guard let record else { throw RuleError.unknownPick(id, user: event.user) }
         guard state.binIndex(number: record.binNumber) != nil else { throw RuleError.pickBinGone(id) }
         return record
+    }
+}
+
+/// A pending event that does not apply again to its user's stored state (``Rules/catchUp(_:pick:)``).
+public struct CatchUpError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The user.
+    public var user: String
+    /// The event's id.
+    public var event: String
+    /// Its `applied_seq`.
+    public var seq: Int64
+    /// Why it does not apply.
+    public var reason: String
+
+    public var description: String {
+        "user '\(user)': the stored state cannot be brought up to date: feedback event '\(event)' (applied_seq \(seq)) "
+            + "does not apply again (\(reason)); was the database changed outside Soundtrack, or by another version?"
     }
 }

@@ -45,10 +45,13 @@ public final class SoundtrackService: Sendable {
     public func pick(_ snapshot: Snapshot, top: Int = 1, learn: Bool = true) throws -> Pick {
         if !learn {
             return try store.readUser(snapshot.user, defaults: defaults) { user, reads in
-                try rules(reads).previewPick(snapshot, top: top, user: user)
+                var user = user
+                if user != nil { try rules(reads).catchUp(&user!, pick: reads.pickRecord(id:)) }
+                return try rules(reads).previewPick(snapshot, top: top, user: user)
             }
         }
         return try store.updateUser(snapshot.user, defaults: defaults) { user, reads in
+            if user != nil { try rules(reads).catchUp(&user!, pick: reads.pickRecord(id:)) }
             let staged = try rules(reads).stagePick(snapshot, top: top, user: &user)
             let pick = staged.pick
             logger.debug(
@@ -66,6 +69,7 @@ public final class SoundtrackService: Sendable {
     /// - Throws: ``RuleError`` for an event the rules reject (nothing is written); database errors.
     public func feedback(_ event: FeedbackEvent) throws -> FeedbackVerdict {
         try store.updateUser(event.user, defaults: defaults) { user, reads in
+            if user != nil { try rules(reads).catchUp(&user!, pick: reads.pickRecord(id:)) }
             let owner = try reads.feedbackOwner(eventId: event.id)
             let verdict = try rules(reads).stageFeedback(event, appliedBy: owner, user: &user, pick: reads.pickRecord(id:))
             guard case let .applied(row) = verdict else {
@@ -90,6 +94,7 @@ public final class SoundtrackService: Sendable {
     /// - Throws: ``RuleError`` for an unknown user or a song not in the catalog.
     public func onboard(_ snapshot: Snapshot, song: String, library: [String] = []) throws -> Pick {
         try store.updateUser(snapshot.user, defaults: defaults) { user, reads in
+            if user != nil { try rules(reads).catchUp(&user!, pick: reads.pickRecord(id:)) }
             let staged = try rules(reads).stageOnboarding(snapshot, song: song, library: library, user: &user)
             let pick = staged.pick
             logger.debug(
@@ -104,8 +109,32 @@ public final class SoundtrackService: Sendable {
     /// A user's whole engine state.
     /// - Throws: ``RuleError/unknownUser(_:)``; database errors.
     public func state(user: String) throws -> UserState {
-        guard let cached = try store.loadCachedState(user: user, defaults: defaults) else { throw RuleError.unknownUser(user) }
-        return cached.state
+        try store.readUser(user, defaults: defaults) { cached, reads in
+            guard var cached else { throw RuleError.unknownUser(user) }
+            try rules(reads).catchUp(&cached, pick: reads.pickRecord(id:))
+            return cached.state
+        }
+    }
+
+    /// Brings every user's stored state up to date with the user's feedback (``Rules/catchUp(_:pick:)``),
+    /// one transaction per user behind: what a run that owns the database does when it opens it
+    /// (`serve`, `batch`, `replay`), so that the states it and everything after it reads are current.
+    /// - Returns: how many users were behind, and by how many events in all.
+    /// - Throws: ``CatchUpError``; database errors (the users before are brought up to date).
+    @discardableResult
+    public func catchUp() throws -> (users: Int, events: Int) {
+        let behind = try store.usersBehind()
+        for user in behind.keys.sorted() {
+            try store.updateUser(user, defaults: defaults) { cached, reads in
+                guard cached != nil else { return ((), []) }
+                try rules(reads).catchUp(&cached!, pick: reads.pickRecord(id:))
+                return ((), [.state(cached!.state)])
+            }
+        }
+        if !behind.isEmpty {
+            logger.info("states brought up to date", metadata: ["users": "\(behind.count)", "events": "\(behind.values.reduce(0, +))"])
+        }
+        return (behind.count, behind.values.reduce(0, +))
     }
 
     /// A user's bins, in number order.

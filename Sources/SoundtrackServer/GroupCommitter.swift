@@ -70,10 +70,13 @@ final class GroupCommitter: Service, Sendable {
     private let wake = DispatchSemaphore(value: 0)
     /// Called with the writes of each commit (committed: `nil`; failed: the error) before their tickets complete.
     let settled: @Sendable ([UserWrite], (any Error)?) -> Void
+    /// Called once when the committer is asked to close, before it stops taking writes: the last
+    /// writes to queue (the final checkpoint of the users' states).
+    let closing: @Sendable () -> Void
 
     init(
         store: Store, maxBatch: Int, maxQueued: Int, pickDelay: Duration, nice: Int32 = 0, metrics: ServerMetrics, logger: Logger,
-        settled: @escaping @Sendable ([UserWrite], (any Error)?) -> Void
+        settled: @escaping @Sendable ([UserWrite], (any Error)?) -> Void, closing: @escaping @Sendable () -> Void = {}
     ) {
         self.store = store
         self.nice = nice
@@ -83,6 +86,7 @@ final class GroupCommitter: Service, Sendable {
         self.metrics = metrics
         self.logger = logger
         self.settled = settled
+        self.closing = closing
     }
 
     /// Waits while the queue holds `maxQueued` writes or more (back-pressure for picks, which do
@@ -125,8 +129,9 @@ final class GroupCommitter: Service, Sendable {
     /// Whether the committer still takes writes.
     var isOpen: Bool { state.withLock { !$0.closed } }
 
-    /// Stops taking writes; what is queued is still committed.
+    /// Stops taking writes; what is queued is still committed (``closing`` queues its writes first).
     func close() {
+        if isOpen { closing() }
         let (signal, admissions) = state.withLock { s in
             s.closed = true
             defer {

@@ -13,9 +13,14 @@ import Synchronization
 ///
 /// Consistency: a user's writes are queued in the order they were staged in memory, and the
 /// single committer commits them in that order, so the database always holds a prefix of the
-/// in-memory history. Picks answer at once (their write follows in the next batch); feedback
-/// answers only after the batch holding it has committed. A write that fails evicts its user,
-/// whose state is then reloaded from the database.
+/// in-memory history. Picks answer at once (their write follows in the next batch, with the
+/// user's changed state); feedback answers only after the batch holding it has committed. A
+/// feedback event's write is its row and the event itself (``UserWrite/pendingFeedback(_:event:)``),
+/// not the state it changed: the state is a checkpointed view of the feedback rows, written with
+/// the user's next pick or by ``checkpointViews()`` (every few seconds, after many events, and at
+/// shutdown), and a user loaded before then applies its pending events again
+/// (``Rules/catchUp(_:pick:)``), to the same state. A write that fails evicts its user, whose
+/// state is then reloaded from the database.
 public final class LiveRecommender: Sendable {
     final class Slot: Sendable {
         enum Value {
@@ -43,11 +48,22 @@ public final class LiveRecommender: Sendable {
     private let pendingPicks = Mutex<[String: PickRecord]>([:])
     private let pendingEvents = Mutex<[String: PendingEvent]>([:])
     private let committerBox = Mutex<GroupCommitter?>(nil)
+    /// Users with feedback applied in memory whose state is not queued for writing yet, and the
+    /// number of such events (``checkpointViews()``).
+    private let dirty = Mutex<(users: Set<String>, events: Int)>(([], 0))
+    /// Called when the events waiting for a checkpoint reach ``checkpointEvents``.
+    private let checkpointDue = Mutex<(@Sendable () -> Void)?>(nil)
+    /// How many events wait for a checkpoint before one is asked for.
+    let checkpointEvents: Int
     private let pickIds: PickIds
 
     /// Creates the live recommender over a service's store and engine, with the whole catalog
     /// index in memory. Pick ids follow the greatest of the service's ids in the database (``PickIds``).
-    init(service: SoundtrackService, index: CatalogIndex, clock: ServerClock, metrics: ServerMetrics, logger: Logger) throws {
+    init(
+        service: SoundtrackService, index: CatalogIndex, clock: ServerClock, checkpointEvents: Int = 20_000, metrics: ServerMetrics,
+        logger: Logger
+    ) throws {
+        self.checkpointEvents = max(1, checkpointEvents)
         store = service.store
         let last = try store.greatestPickId(from: PickIds.range.lower, below: PickIds.range.upper).flatMap(PickIds.value(of:))
         pickIds = PickIds(after: last ?? 0, now: clock.now)
@@ -62,6 +78,54 @@ public final class LiveRecommender: Sendable {
 
     func attach(_ committer: GroupCommitter) {
         committerBox.withLock { $0 = committer }
+    }
+
+    /// Sets what asks for a checkpoint once ``checkpointEvents`` events wait for one.
+    func onCheckpointDue(_ due: @escaping @Sendable () -> Void) {
+        checkpointDue.withLock { $0 = due }
+    }
+
+    // MARK: - Checkpoints of the view
+
+    /// Queues the state of every user with feedback not yet in a queued state write (a checkpoint
+    /// of the view: it deletes the user's pending events as it commits). Users evicted meanwhile
+    /// are skipped: their pending events wait in the database for their next load.
+    /// - Returns: the number of states queued.
+    @discardableResult
+    public func checkpointViews() -> Int {
+        let users = dirty.withLock { d in
+            defer { d = ([], 0) }
+            return d.users
+        }
+        var queued = 0
+        for user in users.sorted() {
+            guard let slot = slots.withLock({ $0[user] }) else { continue }
+            slot.value.withLock { v in
+                guard case .loaded = v else { return }
+                var taken = Slot.Value.empty
+                swap(&taken, &v)
+                guard case var .loaded(cached) = consume taken else { preconditionFailure("a loaded slot") }
+                do {
+                    try committer.enqueue(.state(cached.takeChanges()), ticket: nil)
+                    v = .loaded(cached)
+                    queued += 1
+                } catch {
+                    // Closed: the state stays behind its pending events, which its next load applies.
+                    v = .empty
+                }
+            }
+        }
+        return queued
+    }
+
+    /// Records that `user` has feedback whose state waits for a checkpoint; asks for one when enough wait.
+    private func markDirty(_ user: String) {
+        let due = dirty.withLock { d in
+            d.users.insert(user)
+            d.events += 1
+            return d.events == checkpointEvents
+        }
+        if due { checkpointDue.withLock { $0 }?() }
     }
 
     private var defaults: [Float] { rules.engine.config.defaultWeights }
@@ -160,11 +224,13 @@ public final class LiveRecommender: Sendable {
                 return (done, verdict)
             }
             do {
-                try committer.enqueue(.feedback(row, state: cached!.takeChanges()), ticket: ticket)
+                // The row and the event; the state follows with the user's next pick or checkpoint.
+                try committer.enqueue(.pendingFeedback(row, event: event), ticket: ticket)
             } catch {
                 cached = nil
                 throw error
             }
+            markDirty(event.user)
             claimed = false
             return (ticket, verdict)
         }
@@ -178,6 +244,15 @@ public final class LiveRecommender: Sendable {
         try withUser(user) { cached in
             guard let cached else { throw RuleError.unknownUser(user) }
             return cached.state.bins
+        }
+    }
+
+    /// A user's whole state as held in memory (loaded, and brought up to date, if it is not).
+    /// - Throws: ``RuleError/unknownUser(_:)``.
+    func state(user: String) throws -> UserState {
+        try withUser(user) { cached in
+            guard let cached else { throw RuleError.unknownUser(user) }
+            return cached.state
         }
     }
 
@@ -233,7 +308,7 @@ public final class LiveRecommender: Sendable {
         for write in writes {
             switch write {
             case let .pick(row, _): picks.append(row.record.pickId)
-            case let .feedback(row, _): events.append(row.event.id)
+            case let .feedback(row, _), let .pendingFeedback(row, _): events.append(row.event.id)
             case .addUser, .feedbackRows, .state, .forget: break
             }
         }
@@ -294,6 +369,17 @@ public final class LiveRecommender: Sendable {
                 cached = try store.loadCachedState(user: user, defaults: defaults)
                 loadedNow = cached != nil
                 unknown = cached == nil
+                if cached?.pending.isEmpty == false {
+                    // Feedback committed before its state (a checkpoint to come, or a crash before
+                    // it): applied again, and the state written at the next checkpoint.
+                    do {
+                        try rules.catchUp(&cached!) { id in try pendingPicks.withLock { $0[id] } ?? store.pickRecord(id: id) }
+                    } catch {
+                        cached = nil  // not half caught up: the next use loads it again
+                        throw error
+                    }
+                    markDirty(user)
+                }
             case .loaded:
                 // Moved out (not copied: a copy retains and then releases every array of the
                 // state), so that `cached` is uniquely referenced while the engine mutates it.

@@ -37,6 +37,13 @@ public struct ServerConfiguration: Sendable {
     /// changed on it, so bigger transactions cost less per pick; a crash loses at most this much
     /// of the last picks (never acknowledged feedback). 0 commits picks as soon as possible.
     public var pickCommitDelay: Duration = .milliseconds(1000)
+    /// How often the users' states are checkpointed: feedback commits its rows and events alone
+    /// (the durable record), and each user's changed state (bins, weights, session) is written at
+    /// the next checkpoint or with the user's next pick, whichever comes first. A crash loses no
+    /// acknowledged event: a state behind its events is brought up to date when it is next loaded.
+    public var viewCheckpointInterval: Duration = .seconds(5)
+    /// After this many feedback events a checkpoint of the users' states runs before the interval is up.
+    public var viewCheckpointEvents: Int = 20_000
     /// How often the checkpoint thread copies the WAL back into the database file. Pages the
     /// committer rewrites in that time are copied once; the WAL grows by what is written meanwhile.
     public var checkpointInterval: Duration = .milliseconds(100)

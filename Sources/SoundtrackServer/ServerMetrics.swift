@@ -25,6 +25,8 @@ public final class ServerMetrics: Sendable {
     let commitSeconds: DurationHistogram
     let checkpoints: Counter
     let walRestarts: Counter
+    let viewCheckpoints: Counter
+    let viewStatesQueued: Counter
     let walPendingFrames: Gauge
 
     private static let latencyBuckets: [Duration] = [
@@ -51,6 +53,8 @@ public final class ServerMetrics: Sendable {
             descriptor: .init(namespace: "soundtrack", metricName: "cached_users", unitName: "", helpText: "Users whose state is in memory."), labels: [])
         checkpoints = counter("wal_checkpoints", "WAL checkpoints run beside the committer.")
         walRestarts = counter("wal_restarts", "Checkpoints that held the committer back to let the WAL start over.")
+        viewCheckpoints = counter("view_checkpoints", "Checkpoints of the users' states (feedback commits its events; the states follow).")
+        viewStatesQueued = counter("view_states_written", "Users' states queued for writing by the checkpoints of the view.")
         walPendingFrames = r.makeGauge(
             descriptor: .init(namespace: "soundtrack", metricName: "wal_pending_frames", unitName: "",
                               helpText: "WAL frames not yet copied into the database file after the last checkpoint."), labels: [])

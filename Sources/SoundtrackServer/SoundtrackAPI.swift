@@ -33,6 +33,7 @@ public final class SoundtrackAPI: Sendable {
     public let configuration: ServerConfiguration
     let committer: GroupCommitter
     let checkpoints: CheckpointService?
+    let views: ViewCheckpointService
     let logger: Logger
     private let draining = Mutex(false)
 
@@ -60,13 +61,16 @@ public final class SoundtrackAPI: Sendable {
                 metrics: metrics, logger: logger) : nil
         let index = CatalogIndex(tracks: try service.store.allTracks())
         let live = try LiveRecommender(
-            service: service, index: index, clock: configuration.clock, metrics: metrics, logger: logger)
+            service: service, index: index, clock: configuration.clock, checkpointEvents: configuration.viewCheckpointEvents,
+            metrics: metrics, logger: logger)
         let committer = GroupCommitter(
             store: service.store, maxBatch: configuration.maxWriteBatch, maxQueued: configuration.maxQueuedWrites,
             pickDelay: configuration.pickCommitDelay, nice: configuration.backgroundNice,
             metrics: metrics, logger: logger,
-            settled: { items, error in live.settled(items, error) })
+            settled: { items, error in live.settled(items, error) },
+            closing: { live.checkpointViews() })
         live.attach(committer)
+        views = ViewCheckpointService(live: live, interval: configuration.viewCheckpointInterval, metrics: metrics)
         self.live = live
         self.committer = committer
         self.metrics = metrics
@@ -105,7 +109,8 @@ public final class SoundtrackAPI: Sendable {
                 configuration: .init(
                     additionalChannelHandlers: [ConnectionGuard(bodyTimeout: bodyTimeout)], idleTimeout: TimeAmount(configuration.idleTimeout))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: (checkpoints.map { [$0] } ?? []) + [committer],  // stopped in reverse order: the committer first
+            // Stopped in reverse order: the committer first (it queues the last checkpoint of the states before it closes).
+            services: (checkpoints.map { [$0] } ?? []) + [views, committer],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }

@@ -305,6 +305,20 @@ enum Schema {
             // hashes that match nothing stored).
             try db.execute(sql: "CREATE TABLE store_settings (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID")
         }
+        m.registerMigration("v10", foreignKeyChecks: .immediate) { db in
+            // The feedback events a user's stored state does not include yet (the state is a
+            // checkpointed view of the feedback rows: docs/batch-and-replay.md, "The record and the
+            // view"): each applied event as it came (the interchange format, its snapshot included),
+            // so that loading the user applies it again; a write of the user's state deletes them.
+            try db.execute(sql: """
+                CREATE TABLE pending_events (
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    applied_seq INTEGER NOT NULL,
+                    event TEXT NOT NULL,
+                    PRIMARY KEY (user_id, applied_seq)
+                ) WITHOUT ROWID
+                """)
+        }
         return m
     }
 

@@ -131,6 +131,12 @@ extension Store {
             parts[k.text(0)]?.keep = !k.isNull(1) && k.int(1) != 0
         }
 
+        // Events the stored states do not include yet (``CachedUserState/pending``): rare, read
+        // user by user.
+        var behind: [String] = []
+        let pe = try RawStatement(db, "SELECT DISTINCT user_id FROM pending_events WHERE user_id IN \(wanted)", text: ids)
+        while try pe.step() { behind.append(pe.text(0)) }
+
         var out: [String: CachedUserState] = [:]
         out.reserveCapacity(parts.count)
         for (user, p) in parts {
@@ -139,6 +145,9 @@ extension Store {
                 recentTracks: p.recent, pickCounter: p.pickCounter, nextBinNumber: p.nextBinNumber,
                 vocabulary: p.vocabulary, mergedInto: p.mergedInto)
             out[user] = CachedUserState(state: state, feedbackSeq: p.seq, lastEventAt: p.lastAt, keepRawSnapshots: p.keep)
+        }
+        for user in behind where out[user] != nil {
+            try loadPending(db, into: &out[user]!)
         }
         return out
     }

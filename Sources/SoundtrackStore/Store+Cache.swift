@@ -15,6 +15,12 @@ public struct CachedUserState: Sendable {
     public var lastEventAt: Double?
     /// The user's `keep_raw_snapshots` setting.
     public var keepRawSnapshots: Bool
+    /// Applied events the loaded state does not include yet, in the order applied: the state was
+    /// loaded from a checkpoint of the view that these events came after
+    /// (``UserWrite/pendingFeedback(_:event:)``). ``feedbackSeq`` and ``lastEventAt`` are those of
+    /// the state as loaded, before them. The rules apply them again before anything else
+    /// (`Rules.catchUp`); empty for a state that is up to date.
+    public var pending: [PendingEvent] = []
 
     /// Creates a cached state.
     public init(state: UserState, feedbackSeq: Int64 = 0, lastEventAt: Double? = nil, keepRawSnapshots: Bool = false) {
@@ -62,13 +68,37 @@ extension Store {
         cached.keepRawSnapshots =
             try Bool.fetchOne(
                 db.cachedStatement(sql: "SELECT keep_raw_snapshots FROM user_settings WHERE user_id = ?"), arguments: [user]) ?? false
+        try loadPending(db, into: &cached)
         return cached
+    }
+
+    /// Reads the events a loaded state does not include yet into ``CachedUserState/pending``, and
+    /// sets its feedback sequence and last event time to those of the event before them.
+    static func loadPending(_ db: Database, into cached: inout CachedUserState) throws {
+        let user = cached.state.user
+        cached.pending = try pendingEvents(db, user: user)
+        guard let first = cached.pending.first else { return }
+        cached.feedbackSeq = first.seq - 1
+        cached.lastEventAt = try Double.fetchOne(
+            db.cachedStatement(sql: "SELECT at FROM feedback WHERE user_id = ? AND applied_seq = ?"), arguments: [user, first.seq - 1])
     }
 
     /// Loads several users' states like ``loadCachedState(user:defaults:)``, in one read with one
     /// statement per table. Unknown users are left out.
     public func loadCachedStates(users: [String], defaults: [Float]) throws -> [String: CachedUserState] {
         try database.read { db in try Self.loadStates(db, users: users, defaults: defaults) }
+    }
+
+    /// How far each user's stored state is behind the user's feedback (``CachedUserState/pending``):
+    /// the number of applied events it does not include, for the users with any.
+    public func usersBehind() throws -> [String: Int] {
+        try database.read { db in
+            var out: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT user_id, count(*) FROM pending_events GROUP BY user_id") {
+                out[row[0]] = row[1]
+            }
+            return out
+        }
     }
 
     /// The user a committed feedback event id belongs to, or `nil` when the id is new.
@@ -127,5 +157,19 @@ extension Store {
             }
             return try Int.fetchOne(db, sql: "SELECT count(*) FROM feedback") ?? 0
         }
+    }
+}
+
+/// An applied feedback event a user's stored state does not include yet (``CachedUserState/pending``).
+public struct PendingEvent: Sendable, Equatable {
+    /// Its `applied_seq`.
+    public var seq: Int64
+    /// The event as it came, its snapshot included.
+    public var event: FeedbackEvent
+
+    /// Creates one.
+    public init(seq: Int64, event: FeedbackEvent) {
+        self.seq = seq
+        self.event = event
     }
 }

@@ -121,6 +121,13 @@ extension Store {
     /// the counters) and the session; clears the changes.
     static func saveState(_ db: Database, _ state: inout UserState) throws {
         let user = state.user
+        // The state includes every event that waited for a state write (``UserWrite/pendingFeedback(_:event:)``):
+        // writes commit in the order they were staged, so the pending rows before this write are
+        // exactly the events staged before the state was taken. (A probe of an empty range for
+        // every user without any.)
+        let covered = try RawStatement(db, cached: "DELETE FROM pending_events WHERE user_id = ?")
+        try covered.bind(1, user)
+        try covered.execute()
         // The rows every pick writes (users, sessions, picks) are bound through SQLite's C API
         // (``RawStatement``): the service's writer commits thousands of picks a second.
         if state.changes.counters {
@@ -301,6 +308,32 @@ extension Store {
         try stmt.bind(11, seq)
         try stmt.bind(12, e.rating)
         try stmt.execute()
+    }
+
+    /// Keeps an applied event whose effect on the user's state is not written yet, as it came
+    /// (``UserWrite/pendingFeedback(_:event:)``).
+    static func insertPending(_ db: Database, _ event: FeedbackEvent, seq: Int64) throws {
+        let stmt = try RawStatement(db, cached: "INSERT INTO pending_events (user_id, applied_seq, event) VALUES (?, ?, ?)")
+        try stmt.bind(1, event.user)
+        try stmt.bind(2, seq)
+        try stmt.bind(3, event.json().serialized())
+        try stmt.execute()
+    }
+
+    /// The events of `user` its stored state does not include yet, in the order applied.
+    /// - Throws: ``StoreError/corrupt(table:column:row:expected:)`` for an event that does not read.
+    static func pendingEvents(_ db: Database, user: String) throws -> [PendingEvent] {
+        let stmt = try RawStatement(db, cached: "SELECT applied_seq, event FROM pending_events WHERE user_id = ? ORDER BY applied_seq")
+        try stmt.bind(1, user)
+        var out: [PendingEvent] = []
+        while try stmt.step() {
+            let seq = stmt.int64(0)
+            guard let event = try? FeedbackEvent.decode(Data(stmt.text(1).utf8)), event.user == user else {
+                throw StoreError.corrupt(table: "pending_events", column: "event", row: seq, expected: "a feedback event of user '\(user)'")
+            }
+            out.append(PendingEvent(seq: seq, event: event))
+        }
+        return out
     }
 
     /// A committed pick by id, of whatever user; `nil` when there is none.

@@ -48,6 +48,11 @@ public enum UserWrite: Sendable {
     case pick(PickRow, state: UserState?)
     /// A feedback event's row, and the user's state after it when it is to be written with it.
     case feedback(FeedbackRow, state: UserState?)
+    /// A feedback event's row whose effect on the user's state is written later, by the user's
+    /// next state write (a checkpoint of the view: the HTTP service). Until then the event, as it
+    /// came (`event`, its snapshot included), waits in `pending_events`, and loading the user applies it
+    /// again (``CachedUserState/pending``).
+    case pendingFeedback(FeedbackRow, event: FeedbackEvent)
     /// Feedback rows in the order applied, their users' states written apart (with ``state(_:)``):
     /// a replay block's rows, thousands of them, without a write each.
     case feedbackRows([FeedbackRow])
@@ -61,7 +66,7 @@ public enum UserWrite: Sendable {
         switch self {
         case let .addUser(user, _), let .forget(user): [user]
         case let .pick(row, _): [row.record.user]
-        case let .feedback(row, _): [row.event.user]
+        case let .feedback(row, _), let .pendingFeedback(row, _): [row.event.user]
         case let .feedbackRows(rows): rows.map(\.event.user)
         case let .state(state): [state.user]
         }
@@ -72,7 +77,7 @@ public enum UserWrite: Sendable {
         switch self {
         case let .pick(_, state), let .feedback(_, state): state
         case let .state(state): state
-        case .addUser, .feedbackRows, .forget: nil
+        case .addUser, .feedbackRows, .pendingFeedback, .forget: nil
         }
     }
 }
@@ -129,6 +134,10 @@ extension Store {
                 if feedbackInsert == nil { feedbackInsert = try Self.feedbackInsert(db) }
                 try insertFeedback(feedbackInsert!, row.event, outcome: row.outcome, seq: row.seq, keepSnapshot: row.keepSnapshot)
                 if let state { try stage(state, at: i) }
+            case let .pendingFeedback(row, event):
+                if feedbackInsert == nil { feedbackInsert = try Self.feedbackInsert(db) }
+                try insertFeedback(feedbackInsert!, row.event, outcome: row.outcome, seq: row.seq, keepSnapshot: row.keepSnapshot)
+                try insertPending(db, event, seq: row.seq)
             case let .feedbackRows(rows):
                 if feedbackInsert == nil { feedbackInsert = try Self.feedbackInsert(db) }
                 for row in rows {

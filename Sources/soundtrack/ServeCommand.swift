@@ -38,6 +38,8 @@ struct ServeCommand: AsyncParsableCommand {
     var shutdownDelay: Double?
     @Option(help: "Seconds the requests in flight get after the listener closes; then they are cut off (default: server.drain_timeout_s, else 10).")
     var drainTimeout: Double?
+    @Option(help: "How often users' states are checkpointed, in milliseconds: feedback commits its events at once and the states it changed follow at the next checkpoint or with the user's next pick (default 5000; a state behind its events is brought up to date when next loaded, so a crash loses no acknowledged event: see docs/batch-and-replay.md).")
+    var viewCheckpointMs: Int?
     @Flag(help: "Commit without waiting for the disk (synchronous=NORMAL): faster, but a power loss may lose acknowledged feedback.")
     var noSync = false
     @Flag(help: "Fill missing weather and calendar sections of snapshots from the configured providers and imported events (see docs/providers.md); picks then carry an `enriched` list.")
@@ -49,6 +51,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let maxBodyBytes, maxBodyBytes < 1024 { throw ValidationError("--max-body-bytes must be at least 1024") }
         if let backgroundNice, !(0...19).contains(backgroundNice) { throw ValidationError("--background-nice must be in 0...19, got \(backgroundNice)") }
         if let pickCommitMs, !(0...10_000).contains(pickCommitMs) { throw ValidationError("--pick-commit-ms must be in 0...10000") }
+        if let viewCheckpointMs, !(1...600_000).contains(viewCheckpointMs) {
+            throw ValidationError("--view-checkpoint-ms must be in 1...600000, got \(viewCheckpointMs)")
+        }
         for (name, value, zeroAllowed) in [
             ("--idle-timeout", idleTimeout, false), ("--body-timeout", bodyTimeout, false), ("--shutdown-delay", shutdownDelay, true),
             ("--drain-timeout", drainTimeout, false),
@@ -78,12 +83,16 @@ struct ServeCommand: AsyncParsableCommand {
         if let n = file.maxBatchEvents { config.maxBatchEvents = n }
         if let pickCommitMs { config.pickCommitDelay = .milliseconds(pickCommitMs) }
         if let backgroundNice { config.backgroundNice = backgroundNice }
+        if let viewCheckpointMs { config.viewCheckpointInterval = .milliseconds(viewCheckpointMs) }
         func seconds(_ s: Double?, _ fallback: Duration) -> Duration { s.map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? fallback }
         config.idleTimeout = seconds(idleTimeout ?? file.idleTimeout, config.idleTimeout)
         config.bodyTimeout = seconds(bodyTimeout ?? file.bodyTimeout, config.bodyTimeout)
         config.shutdownDelay = seconds(shutdownDelay ?? file.shutdownDelay, config.shutdownDelay)
         config.drainTimeout = seconds(drainTimeout ?? file.drainTimeout, config.drainTimeout)
         let service = try store.open(durable: !noSync, community: true)
+        // States left behind their feedback (a service killed between a commit and a checkpoint):
+        // brought up to date before anything is served.
+        try service.catchUp()
         if enrich {
             config.enricher = ProviderImports.enricher(
                 ProviderSet(configuration: fileConfig, logger: Logger(label: "soundtrack.providers")), store: service.store,

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import SoundtrackContext
+import SoundtrackEngine
 import SoundtrackServer
 import Synchronization
 import Testing
@@ -192,6 +193,72 @@ import FoundationNetworking
         // Events committed but not acknowledged can only be the ones in flight when the connections closed.
         #expect(stored.count - acked.count <= users.count)
         #expect(try store.check().isEmpty)
+    }
+}
+
+@Suite struct ViewCrashTests {
+    /// `serve` killed (SIGKILL) after acknowledging feedback whose states no checkpoint wrote: every
+    /// command after it, and the service started again, see the state of one clean run of the
+    /// same events through the CLI.
+    @Test(.timeLimit(.minutes(2))) func aServiceKilledBeforeItsCheckpointLosesNothing() async throws {
+        let dir = Repo.tempDir()
+        let db = dir.appendingPathComponent("s.sqlite").path
+        let clean = dir.appendingPathComponent("clean.sqlite").path
+        var r = try GracefulShutdownTests.cli(["catalog", "import", Repo.smallCatalog.path, "--db", db])
+        #expect(r.status == 0, "\(r.err)")
+        try Data("u-1\n".utf8).write(to: dir.appendingPathComponent("users.txt"))
+        r = try GracefulShutdownTests.cli(["keys", "create", "--users-file", dir.appendingPathComponent("users.txt").path, "--add-users", "--db", db])
+        let key = try #require(r.out.split(separator: "\n").first?.split(separator: "\t").last.map(String.init))
+        try FileManager.default.copyItem(atPath: db, toPath: clean)
+        let events = ViewCheckpointTests.events("u-1", count: 40, tracks: try Store(path: db, durable: false).allTracks().map(\.id))
+
+        let (p, _, _, port) = try GracefulShutdownTests.startServe(["--db", db, "--port", "0", "--rate", "100000", "--view-checkpoint-ms", "600000"])
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        let session = URLSession(configuration: .ephemeral)
+        for e in events {
+            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/feedback")!)
+            request.httpMethod = "POST"
+            request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(e.utf8)
+            let (data, _) = try await session.data(for: request)
+            #expect(String(decoding: data, as: UTF8.self).contains(#""status":"applied""#))
+        }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .uncaughtSignal)
+
+        // Every acknowledged event is stored; the stored state includes none of them yet.
+        let store = try Store(path: db, durable: false)
+        #expect(try store.check().isEmpty)
+        #expect(try store.user("u-1")?.feedback == 40)
+        #expect(try store.usersBehind() == ["u-1": 40])
+
+        // The same events through the CLI, one transaction each, on a copy of the starting database.
+        let file = dir.appendingPathComponent("events.jsonl")
+        try Data((events.joined(separator: "\n") + "\n").utf8).write(to: file)
+        r = try GracefulShutdownTests.cli(["feedback", "--quiet", "--db", clean, file.path])
+        #expect(r.status == 0, "\(r.err)")
+
+        // A command after the crash sees the clean run's bins.
+        let after = try GracefulShutdownTests.cli(["bins", "--user", "u-1", "--json", "--db", db])
+        let reference = try GracefulShutdownTests.cli(["bins", "--user", "u-1", "--json", "--db", clean])
+        #expect(after.status == 0 && reference.status == 0, "\(after.err) \(reference.err)")
+        #expect(after.out == reference.out)
+        #expect(after.out.contains("b-2"))
+
+        // Started again, the service brings the state up to date before it serves (and stops cleanly).
+        let (q, _, _, _) = try GracefulShutdownTests.startServe(["--db", db, "--port", "0"])
+        defer { if q.isRunning { kill(q.processIdentifier, SIGKILL) } }
+        kill(q.processIdentifier, SIGTERM)
+        q.waitUntilExit()
+        #expect(q.terminationStatus == 0)
+        #expect(try store.usersBehind().isEmpty)
+        let zeros = [Float](repeating: 0, count: FeatureLayout.dimension)
+        let mine = try #require(try store.loadCachedState(user: "u-1", defaults: zeros))
+        let theirs = try #require(try Store(path: clean, durable: false).loadCachedState(user: "u-1", defaults: zeros))
+        ViewCheckpointTests.same(mine.state, theirs.state)
+        #expect(mine.feedbackSeq == 40 && mine.pending.isEmpty)
     }
 }
 

@@ -176,27 +176,37 @@ import Testing
     }
 
     @Test func countersAreWrittenByPicksAndByFeedbackThatMakesABin() async throws {
-        let f = try Fixture()
+        let f = try Fixture { $0.viewCheckpointInterval = .seconds(600) }  // no checkpoint but the pick's
         let key = f.keys["u-2"]!
         let store = f.service.store
+        let service = f.service
         let track = try f.track
         let zeros = [Float](repeating: 0, count: FeatureLayout.dimension)
+        // The state as stored, and the state as every reader sees it (brought up to date with the
+        // feedback committed before it: the state of an event follows at a checkpoint or a pick).
         let stored: @Sendable () throws -> UserState = { try #require(try store.loadCachedState(user: "u-2", defaults: zeros)).state }
+        let current: @Sendable () throws -> UserState = { try service.state(user: "u-2") }
         try await f.api.buildApplication().test(.router) { client in
             // A user without bins: feedback with a snapshot makes bin 1, and the next number is kept.
             var r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "c-1", user: "u-2", track: track, snapshot: true))
             #expect(r.json["created_bin"]?.stringValue == "b-1")
-            #expect(try stored().nextBinNumber == 2)
-            #expect(try stored().bins.count == 1)
+            #expect(try current().nextBinNumber == 2)
+            #expect(try current().bins.count == 1)
+            #expect(try stored().bins.isEmpty)
+            #expect(try store.usersBehind() == ["u-2": 1])
             // Feedback that makes no bin leaves the counters as they are.
             r = try await client.send(.post, "/v1/feedback", key: key, body: Doc.event(id: "c-2", user: "u-2", track: track, snapshot: true))
             #expect(r.json["status"]?.stringValue == "applied")
             #expect(r.json["created_bin"] == nil)
-            #expect(try stored().nextBinNumber == 2)
-            // A pick moves the pick counter.
+            #expect(try current().nextBinNumber == 2)
+            #expect(try store.usersBehind() == ["u-2": 2])
+            // A pick moves the pick counter, and writes the state with the feedback's changes before it.
             #expect(try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-2")).status == .ok)
         }
         #expect(try stored().pickCounter == 1)
+        #expect(try stored().nextBinNumber == 2)
+        #expect(try stored().bins.count == 1)
+        #expect(try store.usersBehind().isEmpty)
     }
 
     @Test func aRestartCheckpointLetsTheNextTransactionWriteTheLogFromItsStart() throws {

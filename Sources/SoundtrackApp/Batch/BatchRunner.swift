@@ -335,11 +335,14 @@ public final class BatchRunner: Sendable {
             ordinals[user] = run.nextOrdinal
             run.nextOrdinal += 1
         }
-        let firstSeen = ordinals, learn = options.learn, engine = rules.engine, workers = run.workers
+        let firstSeen = ordinals, learn = options.learn, rules = rules, engine = rules.engine, workers = run.workers, store = store
         let found = try loadStatesInParallel(
             store: store, users: missing, workers: workers.count, defaults: engine.config.defaultWeights, worker: run.worker(of:)
         ) { w, loaded in
             for (user, l) in loaded {
+                var l = l
+                // A state the service left behind its feedback is brought up to date first.
+                try rules.catchUp(&l) { id in try store.pickRecord(id: id) }
                 var state = l.state
                 if !learn { engine.prepare(&state) }  // derived data computed once, shared by the per-pick copies
                 workers[w].states[user] = StateBox(state, ordinal: firstSeen[user]!)

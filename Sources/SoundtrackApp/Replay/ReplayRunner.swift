@@ -407,10 +407,12 @@ public final class ReplayRunner: Sendable {
                 writes.append(.addUser(user, at: options.now))
                 run.summary.usersCreated += 1
             }
-            guard let cached else {
+            guard var cached else {
                 run.unknown.insert(user)
                 continue
             }
+            // A state the service left behind its feedback is brought up to date first.
+            try rules.catchUp(&cached) { id in try store.pickRecord(id: id) }
             run.workers[w].users[user] = UserSlot(cached: cached, ordinal: run.usersMet)
             run.usersMet += 1
         }

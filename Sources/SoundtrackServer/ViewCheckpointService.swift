@@ -1,0 +1,43 @@
+import Dispatch
+import ServiceLifecycle
+import Synchronization
+
+/// Checkpoints the users' states (``LiveRecommender/checkpointViews()``) every `interval`, and
+/// sooner when the live recommender says enough feedback waits for one. Feedback commits its rows
+/// and events alone; the states follow here, so that a burst of feedback on a user rewrites the
+/// user's bins once per checkpoint instead of once per event. The last checkpoint runs when the
+/// committer closes (``GroupCommitter/closing``), after this service has stopped.
+final class ViewCheckpointService: Service, Sendable {
+    private let live: LiveRecommender
+    private let interval: Duration
+    private let metrics: ServerMetrics
+    private let stopped = Mutex(false)
+    private let wake = DispatchSemaphore(value: 0)
+
+    init(live: LiveRecommender, interval: Duration, metrics: ServerMetrics) {
+        self.live = live
+        self.interval = interval
+        self.metrics = metrics
+        live.onCheckpointDue { [wake] in wake.signal() }
+    }
+
+    func run() async throws {
+        await runOnThread(named: "st-views", loop, stop: stop)
+    }
+
+    private func stop() {
+        stopped.withLock { $0 = true }
+        wake.signal()
+    }
+
+    private func loop() {
+        let nanos = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
+        while true {
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(nanos)))
+            if stopped.withLock({ $0 }) { return }
+            let queued = live.checkpointViews()
+            metrics.viewCheckpoints.increment()
+            metrics.viewStatesQueued.increment(by: Int64(queued))
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import GRDB
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import SoundtrackContext
+import SoundtrackEngine
+import SoundtrackRules
+import Testing
+
+@testable import SoundtrackServer
+@testable import SoundtrackStore
+
+/// The users' states as a checkpointed view of the feedback rows: feedback commits its events,
+/// the states follow at checkpoints, and a state loaded before its checkpoint is brought up to
+/// date with the same engine code (docs/batch-and-replay.md, "The record and the view").
+@Suite struct ViewCheckpointTests {
+    /// Feedback of `user`, in time order, in contexts that move between three places (each a
+    /// snapshot with coordinates), with every signal.
+    static func events(_ user: String, count: Int, tracks: [String], from first: Int = 0) -> [String] {
+        let places = [("library", 42.0267), ("gym", 42.0301), ("home", 42.0112)]
+        let signals = ["like", "dislike", "skip", "complete", "dislike", "dislike", "like"]
+        return (first..<(first + count)).map { i in
+            let at = String(format: "2026-03-14T%02d:%02d:00+01:00", 7 + i / 60, i % 60)
+            let (place, lat) = places[(i / 4) % places.count]
+            let gym = place == "gym"
+            let snapshot =
+                #"{"user": "\#(user)", "at": "\#(at)", "location": {"lat": \#(lat), "lon": -93.6465, "place": "\#(place)", "#
+                + #""speed_mps": \#(gym ? 2.5 : 0)}, "motion": {"activity": "\#(gym ? "running" : "stationary")", "#
+                + #""heart_rate_bpm": \#(gym ? 150 : 64)}, "tags": {"mood": "\#(place == "home" ? "calm" : "focused")"}}"#
+            return #"{"id": "v-\#(user)-\#(i)", "user": "\#(user)", "at": "\#(at)", "track": "\#(tracks[(i * 7) % tracks.count])", "#
+                + #""signal": "\#(signals[i % signals.count])", "snapshot": \#(snapshot)}"#
+        }
+    }
+
+    /// The parts of a state feedback changes.
+    static func same(_ a: UserState, _ b: UserState, _ comment: Comment? = nil) {
+        #expect(a.bins == b.bins, comment)
+        #expect(a.weights == b.weights, comment)
+        #expect(a.session == b.session, comment)
+        #expect(a.places == b.places, comment)
+        #expect(a.vocabulary == b.vocabulary, comment)
+        #expect(a.nextBinNumber == b.nextBinNumber, comment)
+        #expect(a.mergedInto == b.mergedInto, comment)
+    }
+
+    @Test func feedbackCommitsItsEventsTheStatesFollowAtACheckpointAndEveryReaderSeesThemCurrent() async throws {
+        let f = try Fixture { $0.viewCheckpointInterval = .seconds(600) }
+        let store = f.service.store, service = f.service, live = f.api.live
+        let tracks = try store.allTracks().map(\.id)
+        let zeros = [Float](repeating: 0, count: FeatureLayout.dimension)
+        let events = Self.events("u-1", count: 30, tracks: tracks)
+        try await f.api.buildApplication().test(.router) { client in
+            let key = f.keys["u-1"]!
+            // A pick first: feedback that names it finds it in the database when applied again.
+            let pick = try await client.send(.post, "/v1/picks", key: key, body: Doc.snapshot(user: "u-1", at: "2026-03-14T06:59:00+01:00"))
+            let pickId = try #require(pick.json["pick_id"]?.stringValue)
+            for e in events {
+                let r = try await client.send(.post, "/v1/feedback", key: key, body: e)
+                #expect(r.json["status"]?.stringValue == "applied", "\(r.body)")
+            }
+            let named = #"{"id": "v-named", "user": "u-1", "at": "2026-03-14T08:00:00+01:00", "track": "\#(tracks[3])", "signal": "like", "pick_id": "\#(pickId)"}"#
+            #expect(try await client.send(.post, "/v1/feedback", key: key, body: named).json["status"]?.stringValue == "applied")
+
+            // Committed: every event's row, and the events themselves; the stored state is the pick's.
+            #expect(try store.user("u-1")?.feedback == 31)
+            #expect(try store.usersBehind() == ["u-1": 31])
+            let raw = try #require(try store.loadCachedState(user: "u-1", defaults: zeros))
+            #expect(raw.pending.map(\.seq) == Array(1...31))
+            #expect(raw.feedbackSeq == 0 && raw.lastEventAt == nil)
+            #expect(raw.state.bins.count == 1)
+
+            // Every reader sees the state the service holds: loading applies the events again.
+            let inMemory = try live.state(user: "u-1")
+            Self.same(try service.state(user: "u-1"), inMemory)
+            #expect(try store.loadCachedStates(users: ["u-1"], defaults: zeros)["u-1"]?.pending.count == 31)
+
+            // The checkpoint writes the state; once committed (the next feedback waits for its commit,
+            // which comes after), the events wait no longer, and their snapshots are not kept.
+            #expect(live.checkpointViews() == 1)
+            #expect(live.checkpointViews() == 0)
+            let other = Self.events("u-2", count: 1, tracks: tracks)[0]
+            #expect(try await client.send(.post, "/v1/feedback", key: f.keys["u-2"]!, body: other).json["status"]?.stringValue == "applied")
+            #expect(try store.usersBehind() == ["u-2": 1])
+            let written = try #require(try store.loadCachedState(user: "u-1", defaults: zeros))
+            #expect(written.pending.isEmpty)
+            #expect(written.feedbackSeq == 31)
+            Self.same(written.state, inMemory)
+            let kept = try await store.database.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM feedback WHERE user_id = 'u-1' AND snapshot IS NOT NULL")
+            }
+            #expect(kept == 0)
+        }
+        #expect(try store.usersBehind().isEmpty)  // the shutdown's checkpoint wrote u-2
+    }
+
+    @Test func aStateLoadedBeforeItsCheckpointIsTheStateOfOneCleanRun() async throws {
+        // A service whose memory is lost before its checkpoint (a crash): the next service loads the
+        // stored state and its pending events, and goes on exactly as one service would have.
+        let f = try Fixture { $0.viewCheckpointInterval = .seconds(600) }
+        let tracks = try f.service.store.allTracks().map(\.id)
+        let events = Self.events("u-1", count: 40, tracks: tracks)
+        let g = try Fixture()
+        for e in events {
+            guard case .applied = try g.service.feedback(FeedbackEvent.decode(Data(e.utf8))) else { Issue.record("not applied: \(e)"); return }
+        }
+        #expect(try g.service.state(user: "u-1").bins.count >= 2)
+        let first = f.api
+        try await first.buildApplication().test(.router) { client in
+            for e in events.prefix(25) {
+                #expect(try await client.send(.post, "/v1/feedback", key: f.keys["u-1"]!, body: e).json["status"]?.stringValue == "applied")
+            }
+            #expect(try f.service.store.usersBehind() == ["u-1": 25])
+            // A second service on the database, as after a restart: its first use of u-1 applies the
+            // 25 pending events, then the rest arrive.
+            let second = try SoundtrackAPI(service: f.service, configuration: first.configuration, logger: f.logs.logger)
+            try await second.buildApplication().test(.router) { client in
+                for e in events.dropFirst(25) {
+                    let r = try await client.send(.post, "/v1/feedback", key: f.keys["u-1"]!, body: e)
+                    #expect(r.json["status"]?.stringValue == "applied", "\(r.body)")
+                }
+                // An event already applied before the restart is a duplicate.
+                #expect(try await client.send(.post, "/v1/feedback", key: f.keys["u-1"]!, body: events[3]).json["status"]?.stringValue == "duplicate")
+                Self.same(try second.live.state(user: "u-1"), try g.service.state(user: "u-1"))
+            }
+            // The second service's shutdown wrote the state of all 40 events.
+            #expect(try f.service.store.usersBehind().isEmpty)
+            let zeros = [Float](repeating: 0, count: FeatureLayout.dimension)
+            Self.same(try #require(try f.service.store.loadCachedState(user: "u-1", defaults: zeros)).state, try g.service.state(user: "u-1"))
+        }
+    }
+}
