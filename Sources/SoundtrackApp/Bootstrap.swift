@@ -50,7 +50,8 @@ public enum Bootstrap {
     }
 
     /// Opens the database at `path` (creating it), and when the database has no tracks yet loads
-    /// the bundled catalog (``bundledCatalog(candidates:)``); `nil` candidates: never load one.
+    /// the bundled catalog (``bundledCatalog(candidates:)``); `nil` candidates: never load one. Users'
+    /// states behind their feedback are brought up to date (``SoundtrackService/catchUp()``).
     /// - Parameter emailKey: the key of the users' email hashes (`nil`: the store's default, the key
     ///   file beside the database).
     /// - Returns: the service, and where the catalog loaded now came from (``BundledCatalog/name``)
@@ -80,7 +81,12 @@ public enum Bootstrap {
             engine = engine.with(community: SharedCommunity(try store.rebuildCommunity()))
         }
         logger.debug("opened database", metadata: ["path": "\(path)", "seed": "\(seed)"])
-        return (SoundtrackService(store: store, engine: engine, logger: logger), imported)
+        let service = SoundtrackService(store: store, engine: engine, logger: logger)
+        // States a service left behind their feedback (killed before its checkpoint) are brought up
+        // to date first, so that this command and every SQL reader after it (the notebooks) see them
+        // current (docs/batch-and-replay.md, "The record and the view").
+        try service.catchUp()
+        return (service, imported)
     }
 }
 

@@ -132,7 +132,9 @@ public final class SoundtrackService: Sendable {
             }
         }
         if !behind.isEmpty {
-            logger.info("states brought up to date", metadata: ["users": "\(behind.count)", "events": "\(behind.values.reduce(0, +))"])
+            logger.notice(
+                "users' states brought up to date with the feedback a service committed before its checkpoint",
+                metadata: ["users": "\(behind.count)", "events": "\(behind.values.reduce(0, +))"])
         }
         return (behind.count, behind.values.reduce(0, +))
     }

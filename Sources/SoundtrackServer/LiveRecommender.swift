@@ -90,15 +90,21 @@ public final class LiveRecommender: Sendable {
     /// Queues the state of every user with feedback not yet in a queued state write (a checkpoint
     /// of the view: it deletes the user's pending events as it commits). Users evicted meanwhile
     /// are skipped: their pending events wait in the database for their next load.
+    /// - Parameters:
+    ///   - slice: how many states to queue before `pause` is called (and after, the next ones).
+    ///   - pause: called between slices: the checkpoint thread lets the committer commit a slice
+    ///     (and the feedback queued meanwhile) before it queues the next, so that no feedback waits
+    ///     behind thousands of states in one transaction.
     /// - Returns: the number of states queued.
     @discardableResult
-    public func checkpointViews() -> Int {
+    public func checkpointViews(slice: Int = .max, pause: () -> Void = {}) -> Int {
         let users = dirty.withLock { d in
             defer { d = ([], 0) }
             return d.users
         }
         var queued = 0
-        for user in users.sorted() {
+        for (i, user) in users.sorted().enumerated() {
+            if i > 0, i % max(1, slice) == 0 { pause() }
             guard let slot = slots.withLock({ $0[user] }) else { continue }
             slot.value.withLock { v in
                 guard case .loaded = v else { return }
@@ -225,7 +231,7 @@ public final class LiveRecommender: Sendable {
             }
             do {
                 // The row and the event; the state follows with the user's next pick or checkpoint.
-                try committer.enqueue(.pendingFeedback(row, event: event), ticket: ticket)
+                try committer.enqueue(.pendingFeedback(row, event: PendingEventText(event)), ticket: ticket)
             } catch {
                 cached = nil
                 throw error

@@ -310,13 +310,16 @@ enum Schema {
             // checkpointed view of the feedback rows: docs/batch-and-replay.md, "The record and the
             // view"): each applied event as it came (the interchange format, its snapshot included),
             // so that loading the user applies it again; a write of the user's state deletes them.
+            // A rowid table: new rows append at its end (an event is about a kilobyte, too big for
+            // the keys of a WITHOUT ROWID table), found by user through the unique index.
             try db.execute(sql: """
                 CREATE TABLE pending_events (
+                    id INTEGER PRIMARY KEY,
                     user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
                     applied_seq INTEGER NOT NULL,
                     event TEXT NOT NULL,
-                    PRIMARY KEY (user_id, applied_seq)
-                ) WITHOUT ROWID
+                    UNIQUE (user_id, applied_seq)
+                )
                 """)
         }
         return m

@@ -312,11 +312,11 @@ extension Store {
 
     /// Keeps an applied event whose effect on the user's state is not written yet, as it came
     /// (``UserWrite/pendingFeedback(_:event:)``).
-    static func insertPending(_ db: Database, _ event: FeedbackEvent, seq: Int64) throws {
+    static func insertPending(_ db: Database, user: String, _ event: PendingEventText, seq: Int64) throws {
         let stmt = try RawStatement(db, cached: "INSERT INTO pending_events (user_id, applied_seq, event) VALUES (?, ?, ?)")
-        try stmt.bind(1, event.user)
+        try stmt.bind(1, user)
         try stmt.bind(2, seq)
-        try stmt.bind(3, event.json().serialized())
+        try stmt.bind(3, utf8: event.utf8)
         try stmt.execute()
     }
 

@@ -50,9 +50,10 @@ public enum UserWrite: Sendable {
     case feedback(FeedbackRow, state: UserState?)
     /// A feedback event's row whose effect on the user's state is written later, by the user's
     /// next state write (a checkpoint of the view: the HTTP service). Until then the event, as it
-    /// came (`event`, its snapshot included), waits in `pending_events`, and loading the user applies it
-    /// again (``CachedUserState/pending``).
-    case pendingFeedback(FeedbackRow, event: FeedbackEvent)
+    /// came (`event`, its snapshot included, serialized by the request's thread rather than the
+    /// committer's), waits in `pending_events`, and loading the user applies it again
+    /// (``CachedUserState/pending``).
+    case pendingFeedback(FeedbackRow, event: PendingEventText)
     /// Feedback rows in the order applied, their users' states written apart (with ``state(_:)``):
     /// a replay block's rows, thousands of them, without a write each.
     case feedbackRows([FeedbackRow])
@@ -137,7 +138,7 @@ extension Store {
             case let .pendingFeedback(row, event):
                 if feedbackInsert == nil { feedbackInsert = try Self.feedbackInsert(db) }
                 try insertFeedback(feedbackInsert!, row.event, outcome: row.outcome, seq: row.seq, keepSnapshot: row.keepSnapshot)
-                try insertPending(db, event, seq: row.seq)
+                try insertPending(db, user: row.event.user, event, seq: row.seq)
             case let .feedbackRows(rows):
                 if feedbackInsert == nil { feedbackInsert = try Self.feedbackInsert(db) }
                 for row in rows {
@@ -195,5 +196,16 @@ extension Store {
             state.changes.removedBins = Set(stored).subtracting(state.bins.map(\.number))
             try Self.saveState(db, &state)
         }
+    }
+}
+
+/// A feedback event in the interchange format, as ``UserWrite/pendingFeedback(_:event:)`` keeps it.
+public struct PendingEventText: Sendable {
+    /// The event's JSON text (UTF-8).
+    public let utf8: [UInt8]
+
+    /// The event, serialized (`FeedbackEvent(json:)` reads it back as it was).
+    public init(_ event: FeedbackEvent) {
+        utf8 = Array(event.json().serialized().utf8)
     }
 }

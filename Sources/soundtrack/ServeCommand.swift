@@ -89,10 +89,8 @@ struct ServeCommand: AsyncParsableCommand {
         config.bodyTimeout = seconds(bodyTimeout ?? file.bodyTimeout, config.bodyTimeout)
         config.shutdownDelay = seconds(shutdownDelay ?? file.shutdownDelay, config.shutdownDelay)
         config.drainTimeout = seconds(drainTimeout ?? file.drainTimeout, config.drainTimeout)
+        // Opening brings the states a killed service left behind their feedback up to date.
         let service = try store.open(durable: !noSync, community: true)
-        // States left behind their feedback (a service killed between a commit and a checkpoint):
-        // brought up to date before anything is served.
-        try service.catchUp()
         if enrich {
             config.enricher = ProviderImports.enricher(
                 ProviderSet(configuration: fileConfig, logger: Logger(label: "soundtrack.providers")), store: service.store,

@@ -59,6 +59,36 @@ struct RulesTests {
         #expect(row2.event.snapshot != nil && row2.keepSnapshot)
     }
 
+    @Test("Catching up applies the pending events in order, to the state of applying them one by one; one that does not fit fails by name")
+    func catchUp() throws {
+        let events = (0..<6).map { Self.event("c\($0)", minute: 10 + $0) }
+        var direct = Self.user()
+        for e in events { _ = try Self.rules.stageFeedback(e, appliedBy: nil, user: &direct, pick: Self.noPicks) }
+        // The first two applied and stored; the other four committed as pending events.
+        var stored = Self.user()
+        for e in events.prefix(2) { _ = try Self.rules.stageFeedback(e, appliedBy: nil, user: &stored, pick: Self.noPicks) }
+        stored.pending = events.dropFirst(2).enumerated().map { PendingEvent(seq: Int64(3 + $0.offset), event: $0.element) }
+        var caught = stored
+        try Self.rules.catchUp(&caught, pick: Self.noPicks)
+        #expect(caught.pending.isEmpty)
+        #expect(caught.feedbackSeq == 6 && caught.lastEventAt == direct.lastEventAt)
+        #expect(caught.state.bins == direct.state.bins)
+        #expect(caught.state.weights == direct.state.weights)
+        #expect(caught.state.session == direct.state.session)
+        // An event whose sequence number does not follow the state's (a state behind by more than its
+        // pending events) is not applied as if it did.
+        var gap = stored
+        gap.pending[0].seq = 4
+        #expect(throws: CatchUpError.self) { try Self.rules.catchUp(&gap, pick: Self.noPicks) }
+        do {
+            var gap2 = stored
+            gap2.pending[0].seq = 4
+            try Self.rules.catchUp(&gap2, pick: Self.noPicks)
+        } catch {
+            #expect("\(error)".contains("feedback event 'c2' (applied_seq 4) does not apply again"))
+        }
+    }
+
     @Test("Rule 1: an id applied by the same user is a duplicate, by another user a conflict; nothing else is checked first")
     func ids() throws {
         var u = Self.user()

@@ -240,21 +240,31 @@ import FoundationNetworking
         r = try GracefulShutdownTests.cli(["feedback", "--quiet", "--db", clean, file.path])
         #expect(r.status == 0, "\(r.err)")
 
-        // A command after the crash sees the clean run's bins.
+        // The service started again brings the state up to date as it opens the database, before
+        // it serves (and stops cleanly).
+        let copy = dir.appendingPathComponent("copy.sqlite").path
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: db + suffix) {
+            try FileManager.default.copyItem(atPath: db + suffix, toPath: copy + suffix)  // the log holds committed events
+        }
+        let (q, _, _, _) = try GracefulShutdownTests.startServe(["--db", copy, "--port", "0"])
+        defer { if q.isRunning { kill(q.processIdentifier, SIGKILL) } }
+        kill(q.processIdentifier, SIGTERM)
+        q.waitUntilExit()
+        #expect(q.terminationStatus == 0)
+        #expect(try Store(path: copy, durable: false).usersBehind().isEmpty)
+
+        // So does any command (this one on the database as the crash left it): it sees the clean run's
+        // bins, and leaves the stored state up to date.
         let after = try GracefulShutdownTests.cli(["bins", "--user", "u-1", "--json", "--db", db])
         let reference = try GracefulShutdownTests.cli(["bins", "--user", "u-1", "--json", "--db", clean])
         #expect(after.status == 0 && reference.status == 0, "\(after.err) \(reference.err)")
         #expect(after.out == reference.out)
         #expect(after.out.contains("b-2"))
-
-        // Started again, the service brings the state up to date before it serves (and stops cleanly).
-        let (q, _, _, _) = try GracefulShutdownTests.startServe(["--db", db, "--port", "0"])
-        defer { if q.isRunning { kill(q.processIdentifier, SIGKILL) } }
-        kill(q.processIdentifier, SIGTERM)
-        q.waitUntilExit()
-        #expect(q.terminationStatus == 0)
         #expect(try store.usersBehind().isEmpty)
         let zeros = [Float](repeating: 0, count: FeatureLayout.dimension)
+        ViewCheckpointTests.same(
+            try #require(try Store(path: copy, durable: false).loadCachedState(user: "u-1", defaults: zeros)).state,
+            try #require(try Store(path: clean, durable: false).loadCachedState(user: "u-1", defaults: zeros)).state)
         let mine = try #require(try store.loadCachedState(user: "u-1", defaults: zeros))
         let theirs = try #require(try Store(path: clean, durable: false).loadCachedState(user: "u-1", defaults: zeros))
         ViewCheckpointTests.same(mine.state, theirs.state)

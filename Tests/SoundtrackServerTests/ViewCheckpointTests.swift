@@ -94,6 +94,22 @@ import Testing
         #expect(try store.usersBehind().isEmpty)  // the shutdown's checkpoint wrote u-2
     }
 
+    @Test func forgettingAUserDeletesItsPendingEventsToo() async throws {
+        let f = try Fixture { $0.viewCheckpointInterval = .seconds(600) }
+        let tracks = try f.service.store.allTracks().map(\.id)
+        try await f.api.buildApplication().test(.router) { client in
+            for e in Self.events("u-2", count: 3, tracks: tracks) {
+                let r = try await client.send(.post, "/v1/feedback", key: f.keys["u-2"]!, body: e)
+                #expect(r.json["status"]?.stringValue == "applied")
+            }
+            #expect(try f.service.store.rowCounts(user: "u-2")["pending_events"] == 3)
+            let deleted = try await client.send(.delete, "/v1/users/u-2", key: f.admin)
+            #expect(deleted.status == .noContent)
+            #expect(try f.service.store.rowCounts(user: "u-2").values.allSatisfy { $0 == 0 })
+        }
+        #expect(try f.service.store.usersBehind().isEmpty)
+    }
+
     @Test func aStateLoadedBeforeItsCheckpointIsTheStateOfOneCleanRun() async throws {
         // A service whose memory is lost before its checkpoint (a crash): the next service loads the
         // stored state and its pending events, and goes on exactly as one service would have.

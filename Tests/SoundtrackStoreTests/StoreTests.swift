@@ -278,6 +278,16 @@ struct StoreTests {
                 user: u, source: .ics, from: start.date, to: end.date,
                 events: [StoredCalendarEvent(sourceID: "gym@example.org", start: start, end: end, allDay: false, category: .workout, title: "Gym")], at: Date())
             try service.store.importLibrary(user: u, tracks: [], entries: [LibraryEntry(trackID: p.track.id, list: .saved, rank: 0)], at: Date())
+            // An event committed before its state, as the HTTP service commits feedback (pending_events).
+            try service.store.updateUser(u, defaults: service.engine.config.defaultWeights) { user, reads in
+                let e = FeedbackEvent(
+                    id: "pending-\(u)", user: u, at: Timestamp(rfc3339: "2026-03-11T12:30:00+01:00")!, track: p.track.id, signal: .skip,
+                    pickId: p.pickId)
+                let verdict = try Rules(engine: service.engine.with(catalog: reads.catalog))
+                    .stageFeedback(e, appliedBy: nil, user: &user!, pick: reads.pickRecord(id:))
+                guard case let .applied(row) = verdict else { throw RuleError.noContext }
+                return ((), [.pendingFeedback(row, event: PendingEventText(e))])
+            }
         }
         #expect(try service.store.rowCounts(user: "u-1").values.allSatisfy { $0 > 0 })
         try service.forget(user: "u-1")
