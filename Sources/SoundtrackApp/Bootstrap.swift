@@ -84,8 +84,12 @@ public enum Bootstrap {
         let service = SoundtrackService(store: store, engine: engine, logger: logger)
         // States a service left behind their feedback (killed before its checkpoint) are brought up
         // to date first, so that this command and every SQL reader after it (the notebooks) see them
-        // current (docs/batch-and-replay.md, "The record and the view").
-        try service.catchUp()
+        // current (docs/batch-and-replay.md, "The record and the view"). Not while a service, replay
+        // or batch holds the database: a running service writes its users' states itself.
+        if try store.usersBehind().isEmpty == false, let lock = try? WriterLock(databasePath: path, holder: "catch-up") {
+            try service.catchUp()
+            lock.release()
+        }
         return (service, imported)
     }
 }

@@ -150,16 +150,26 @@ public struct Rules: Sendable {
         guard !user.pending.isEmpty else { return }
         let pending = user.pending
         user.pending = []
+        // The community (collaborative signals) counted these events when they were first applied,
+        // or when it was rebuilt from the feedback rows: they are not recorded in it again.
+        let redo = Rules(engine: engine.with(community: nil))
         for p in pending {
             let verdict: FeedbackVerdict
             do {
-                verdict = try stageFeedback(p.event, appliedBy: nil, user: &user, pick: pick)
+                verdict = try redo.stageFeedback(p.event, appliedBy: nil, user: &user, pick: pick)
             } catch {
                 throw CatchUpError(user: user.state.user, event: p.event.id, seq: p.seq, reason: "\(error)")
             }
             guard case let .applied(row) = verdict, row.seq == p.seq else {
                 throw CatchUpError(
                     user: user.state.user, event: p.event.id, seq: p.seq, reason: "it applies as applied_seq \(user.feedbackSeq)")
+            }
+            // The same outcome as its row records (another seed or other models would differ).
+            guard row.outcome.bin == p.bin, row.outcome.switchedTo == p.switchedTo else {
+                throw CatchUpError(
+                    user: user.state.user, event: p.event.id, seq: p.seq,
+                    reason: "it lands in bin \(row.outcome.bin) (switched to \(row.outcome.switchedTo.map(String.init) ?? "none")), "
+                        + "its row says \(p.bin) (\(p.switchedTo.map(String.init) ?? "none")): another seed or other models than the service's?")
             }
         }
     }

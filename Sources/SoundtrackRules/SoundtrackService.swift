@@ -117,26 +117,37 @@ public final class SoundtrackService: Sendable {
     }
 
     /// Brings every user's stored state up to date with the user's feedback (``Rules/catchUp(_:pick:)``),
-    /// one transaction per user behind: what a run that owns the database does when it opens it
-    /// (`serve`, `batch`, `replay`), so that the states it and everything after it reads are current.
-    /// - Returns: how many users were behind, and by how many events in all.
-    /// - Throws: ``CatchUpError``; database errors (the users before are brought up to date).
+    /// one transaction per user behind, so that the states everything after it reads are current
+    /// (the commands do it as they open a database no service or replay holds: `Bootstrap.open`).
+    /// A user whose events do not apply again is left as it is and reported (a warning is logged);
+    /// loading that user fails the same way until its database is mended.
+    /// - Returns: how many users were brought up to date and by how many events, and the users
+    ///   that could not be, with why.
+    /// - Throws: database errors of reading which users are behind.
     @discardableResult
-    public func catchUp() throws -> (users: Int, events: Int) {
+    public func catchUp() throws -> (users: Int, events: Int, failed: [String: String]) {
         let behind = try store.usersBehind()
+        var failed: [String: String] = [:]
         for user in behind.keys.sorted() {
-            try store.updateUser(user, defaults: defaults) { cached, reads in
-                guard cached != nil else { return ((), []) }
-                try rules(reads).catchUp(&cached!, pick: reads.pickRecord(id:))
-                return ((), [.state(cached!.state)])
+            do {
+                try store.updateUser(user, defaults: defaults) { cached, reads in
+                    guard cached != nil else { return ((), []) }
+                    try rules(reads).catchUp(&cached!, pick: reads.pickRecord(id:))
+                    return ((), [.state(cached!.state)])
+                }
+            } catch {
+                failed[user] = "\(error)"
+                logger.warning("a user's state could not be brought up to date", metadata: ["user": "\(user)", "error": "\(error)"])
             }
         }
-        if !behind.isEmpty {
+        let users = behind.count - failed.count
+        let events = behind.filter { failed[$0.key] == nil }.values.reduce(0, +)
+        if users > 0 {
             logger.notice(
                 "users' states brought up to date with the feedback a service committed before its checkpoint",
-                metadata: ["users": "\(behind.count)", "events": "\(behind.values.reduce(0, +))"])
+                metadata: ["users": "\(users)", "events": "\(events)"])
         }
-        return (behind.count, behind.values.reduce(0, +))
+        return (users, events, failed)
     }
 
     /// A user's bins, in number order.

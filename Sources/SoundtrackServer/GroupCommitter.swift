@@ -213,15 +213,24 @@ final class GroupCommitter: Service, Sendable {
             metrics.writesCommitted.increment(by: Int64(batch.count))
             settle(batch, nil)
         } catch {
-            // One bad write must not sink the others: retry each in its own transaction.
+            // One bad write must not sink the others: retry each in its own transaction. A user's
+            // writes after one of theirs failed fail too: each was staged on the state the failed one
+            // left in memory (a state write after a failed event would hold the event's effect
+            // without its row, or delete the pending events of writes that were not committed).
             logger.error("write batch failed; retrying one by one", metadata: ["writes": "\(batch.count)", "error": "\(Self.describe(error))"])
+            var failedUsers = Set<String>()
             for (write, ticket) in zip(batch.writes, batch.tickets) {
                 let one = Batch(writes: [write], tickets: [ticket])
+                if write.users.contains(where: failedUsers.contains) {
+                    settle(one, error)
+                    continue
+                }
                 do {
                     try store.commit(one.writes)
                     settle(one, nil)
                 } catch {
                     logger.error("write failed", metadata: ["users": "\(write.users.joined(separator: ","))", "error": "\(Self.describe(error))"])
+                    failedUsers.formUnion(write.users)
                     settle(one, error)
                 }
             }

@@ -109,8 +109,9 @@ public final class SoundtrackAPI: Sendable {
                 configuration: .init(
                     additionalChannelHandlers: [ConnectionGuard(bodyTimeout: bodyTimeout)], idleTimeout: TimeAmount(configuration.idleTimeout))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            // Stopped in reverse order: the committer first (it queues the last checkpoint of the states before it closes).
-            services: (checkpoints.map { [$0] } ?? []) + [views, committer],
+            // Stopped in reverse order: the checkpoints of the states first, then the committer (which
+            // queues the last checkpoint of the states before it closes), then the WAL's.
+            services: (checkpoints.map { [$0] } ?? []) + [committer, views],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }

@@ -7,7 +7,8 @@ import Synchronization
 /// sooner when the live recommender says enough feedback waits for one. Feedback commits its rows
 /// and events alone; the states follow here, so that a burst of feedback on a user rewrites the
 /// user's bins once per checkpoint instead of once per event. The last checkpoint runs when the
-/// committer closes (``GroupCommitter/closing``), after this service has stopped.
+/// committer closes (``GroupCommitter/closing``), after this service has stopped (the services
+/// stop in reverse order of ``SoundtrackAPI/buildApplication(onServerRunning:)``'s list).
 final class ViewCheckpointService: Service, Sendable {
     private let live: LiveRecommender
     private let interval: Duration

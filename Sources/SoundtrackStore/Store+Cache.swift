@@ -166,10 +166,16 @@ public struct PendingEvent: Sendable, Equatable {
     public var seq: Int64
     /// The event as it came, its snapshot included.
     public var event: FeedbackEvent
+    /// The bin its row says it landed in (applying it again must give the same).
+    public var bin: Int
+    /// The bin its row says the user switched to, if any.
+    public var switchedTo: Int?
 
     /// Creates one.
-    public init(seq: Int64, event: FeedbackEvent) {
+    public init(seq: Int64, event: FeedbackEvent, bin: Int, switchedTo: Int? = nil) {
         self.seq = seq
         self.event = event
+        self.bin = bin
+        self.switchedTo = switchedTo
     }
 }

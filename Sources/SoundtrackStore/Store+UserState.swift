@@ -323,15 +323,21 @@ extension Store {
     /// The events of `user` its stored state does not include yet, in the order applied.
     /// - Throws: ``StoreError/corrupt(table:column:row:expected:)`` for an event that does not read.
     static func pendingEvents(_ db: Database, user: String) throws -> [PendingEvent] {
-        let stmt = try RawStatement(db, cached: "SELECT applied_seq, event FROM pending_events WHERE user_id = ? ORDER BY applied_seq")
+        let stmt = try RawStatement(db, cached: """
+            SELECT p.applied_seq, p.event, f.bin_number, f.switched_to
+            FROM pending_events p LEFT JOIN feedback f ON f.user_id = p.user_id AND f.applied_seq = p.applied_seq
+            WHERE p.user_id = ? ORDER BY p.applied_seq
+            """)
         try stmt.bind(1, user)
         var out: [PendingEvent] = []
         while try stmt.step() {
             let seq = stmt.int64(0)
-            guard let event = try? FeedbackEvent.decode(Data(stmt.text(1).utf8)), event.user == user else {
-                throw StoreError.corrupt(table: "pending_events", column: "event", row: seq, expected: "a feedback event of user '\(user)'")
+            // Read back as written (`FeedbackEvent(json: e.json()) == e`), whatever its size.
+            guard let event = try? FeedbackEvent(json: JSONParser.parse(Data(stmt.text(1).utf8))), event.user == user, !stmt.isNull(2) else {
+                throw StoreError.corrupt(
+                    table: "pending_events", column: "event", row: seq, expected: "a feedback event of user '\(user)' with its feedback row")
             }
-            out.append(PendingEvent(seq: seq, event: event))
+            out.append(PendingEvent(seq: seq, event: event, bin: stmt.int(2), switchedTo: stmt.isNull(3) ? nil : stmt.int(3)))
         }
         return out
     }

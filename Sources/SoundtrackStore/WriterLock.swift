@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,8 +11,9 @@ import Glibc
 ///
 /// The lock is an advisory `flock` on the file `DATABASE-writer.lock` beside the database; the
 /// operating system releases it when the process ends, however it ends (kill -9 included), so a
-/// stale lock file never blocks anybody. Short writers (the service, `pick`, `feedback`) do not
-/// take it: SQLite already serialises their transactions.
+/// stale lock file never blocks anybody. `serve` holds it for its run too (it writes its users'
+/// states at its own checkpoints, and commands catch states up only where nobody holds it). Short
+/// writers (`pick`, `feedback`) do not take it: SQLite already serialises their transactions.
 public final class WriterLock: @unchecked Sendable {
     private var fd: Int32
     /// The lock file's path.
@@ -66,7 +68,8 @@ public enum WriterLockError: Error, CustomStringConvertible, Sendable, Equatable
     public var description: String {
         switch self {
         case let .held(database, holder):
-            return "another replay or batch is writing this database (\(database)): \(holder); wait for it to end, or stop it and run again (the run resumes where it stopped)"
+            return "another replay, batch or service is writing this database (\(database)): \(holder); "
+                + "wait for it to end, or stop it and run again (the run resumes where it stopped)"
         case let .unavailable(path, reason):
             return "cannot lock \(path): \(reason)"
         }

@@ -4,6 +4,7 @@ import Logging
 import SoundtrackApp
 import SoundtrackProviders
 import SoundtrackServer
+import SoundtrackStore
 import ServiceLifecycle
 import UnixSignals
 
@@ -89,8 +90,13 @@ struct ServeCommand: AsyncParsableCommand {
         config.bodyTimeout = seconds(bodyTimeout ?? file.bodyTimeout, config.bodyTimeout)
         config.shutdownDelay = seconds(shutdownDelay ?? file.shutdownDelay, config.shutdownDelay)
         config.drainTimeout = seconds(drainTimeout ?? file.drainTimeout, config.drainTimeout)
-        // Opening brings the states a killed service left behind their feedback up to date.
+        // One service, replay or learning batch at a time on a database (the service writes its
+        // users' states at its checkpoints); then the states a killed service left behind their
+        // feedback are brought up to date before anything is served.
+        let lock = try WriterLock(databasePath: try store.path(), holder: "serve")
+        defer { lock.release() }
         let service = try store.open(durable: !noSync, community: true)
+        try service.catchUp()
         if enrich {
             config.enricher = ProviderImports.enricher(
                 ProviderSet(configuration: fileConfig, logger: Logger(label: "soundtrack.providers")), store: service.store,

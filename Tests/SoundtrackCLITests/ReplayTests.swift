@@ -207,7 +207,7 @@ struct ReplayTests {
         #expect(first.terminationStatus == 0, "\(firstErr)")
         #expect(firstErr.contains("\(n) records: \(n) applied"), "\(firstErr)")
         #expect(second.status == 1, "\(second.stderr)")
-        #expect(second.stderr.contains("another replay or batch is writing this database (\(db)): replay (process \(first.processIdentifier))"), "\(second.stderr)")
+        #expect(second.stderr.contains("another replay, batch or service is writing this database (\(db)): replay (process \(first.processIdentifier))"), "\(second.stderr)")
         #expect(!second.stderr.lowercased().contains("constraint"), "\(second.stderr)")
         // The lock went with the first process: a third run replays nothing new and exits 0.
         let third = try CLI.run(["replay", "--db", db, log.path])

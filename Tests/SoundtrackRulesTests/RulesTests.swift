@@ -63,11 +63,17 @@ struct RulesTests {
     func catchUp() throws {
         let events = (0..<6).map { Self.event("c\($0)", minute: 10 + $0) }
         var direct = Self.user()
-        for e in events { _ = try Self.rules.stageFeedback(e, appliedBy: nil, user: &direct, pick: Self.noPicks) }
+        var rows: [FeedbackRow] = []
+        for e in events {
+            if case let .applied(row) = try Self.rules.stageFeedback(e, appliedBy: nil, user: &direct, pick: Self.noPicks) { rows.append(row) }
+        }
+        #expect(rows.count == 6)
         // The first two applied and stored; the other four committed as pending events.
         var stored = Self.user()
         for e in events.prefix(2) { _ = try Self.rules.stageFeedback(e, appliedBy: nil, user: &stored, pick: Self.noPicks) }
-        stored.pending = events.dropFirst(2).enumerated().map { PendingEvent(seq: Int64(3 + $0.offset), event: $0.element) }
+        stored.pending = (2..<6).map { i in
+            PendingEvent(seq: rows[i].seq, event: events[i], bin: rows[i].outcome.bin, switchedTo: rows[i].outcome.switchedTo)
+        }
         var caught = stored
         try Self.rules.catchUp(&caught, pick: Self.noPicks)
         #expect(caught.pending.isEmpty)
@@ -86,6 +92,15 @@ struct RulesTests {
             try Self.rules.catchUp(&gap2, pick: Self.noPicks)
         } catch {
             #expect("\(error)".contains("feedback event 'c2' (applied_seq 4) does not apply again"))
+        }
+        // Nor one that lands in another bin than its row says (another seed, other models).
+        var elsewhere = stored
+        elsewhere.pending[1].bin += 1
+        do {
+            try Self.rules.catchUp(&elsewhere, pick: Self.noPicks)
+            Issue.record("caught up an event into another bin than its row's")
+        } catch {
+            #expect("\(error)".contains("feedback event 'c3' (applied_seq 4) does not apply again (it lands in bin"))
         }
     }
 

@@ -94,6 +94,55 @@ import Testing
         #expect(try store.usersBehind().isEmpty)  // the shutdown's checkpoint wrote u-2
     }
 
+    @Test func whenABatchIsRetriedAUsersWritesAfterOneOfTheirsFailedFailToo() async throws {
+        let f = try Fixture()
+        let store = f.service.store
+        let tracks = try store.allTracks().map(\.id)
+        let zeros = [Float](repeating: 0, count: FeatureLayout.dimension)
+        // An event of `user` staged on its stored state, as the service stages one.
+        func staged(_ user: String, _ json: String) throws -> (row: FeedbackRow, event: FeedbackEvent, state: UserState) {
+            try store.readUser(user, defaults: zeros) { cached, reads in
+                var c = try #require(cached)
+                let e = try FeedbackEvent.decode(Data(json.utf8))
+                let verdict = try Rules(engine: f.service.engine.with(catalog: reads.catalog))
+                    .stageFeedback(e, appliedBy: nil, user: &c, pick: reads.pickRecord(id:))
+                guard case let .applied(row) = verdict else { throw RuleError.noContext }
+                return (row, e, c.state)
+            }
+        }
+        let u1 = Self.events("u-1", count: 2, tracks: tracks), u2 = Self.events("u-2", count: 1, tracks: tracks)
+        let first = try staged("u-1", u1[0])
+        try store.commit([.feedback(first.row, state: first.state)])
+        let before = try #require(try store.loadCachedState(user: "u-1", defaults: zeros)).state
+        // A second event of u-1 that reuses the first one's id: its insert fails. Then u-1's state with
+        // its effect, and an event of u-2: one batch, which fails and is retried write by write.
+        let reused = try staged("u-1", u1[1].replacingOccurrences(of: "v-u-1-1", with: "v-u-1-0"))
+        let other = try staged("u-2", u2[0])
+        let committer = GroupCommitter(
+            store: store, maxBatch: 100, maxQueued: 100, pickDelay: .zero, metrics: ServerMetrics(), logger: f.logs.logger,
+            settled: { _, _ in })
+        let tickets = [CommitTicket(), CommitTicket(), CommitTicket()]
+        try committer.enqueue(.pendingFeedback(reused.row, event: PendingEventText(reused.event)), ticket: tickets[0])
+        try committer.enqueue(.state(reused.state), ticket: tickets[1])
+        try committer.enqueue(.pendingFeedback(other.row, event: PendingEventText(other.event)), ticket: tickets[2])
+        let running = Task { try await committer.run() }
+        var failed: [Bool] = []
+        for t in tickets {
+            do {
+                try await t.wait()
+                failed.append(false)
+            } catch {
+                failed.append(true)
+            }
+        }
+        committer.close()
+        try await running.value
+        // The event failed, so the state holding its effect did not commit either; u-2's event did.
+        #expect(failed == [true, true, false])
+        Self.same(try #require(try store.loadCachedState(user: "u-1", defaults: zeros)).state, before)
+        #expect(try store.usersBehind() == ["u-2": 1])
+    }
+
     @Test func forgettingAUserDeletesItsPendingEventsToo() async throws {
         let f = try Fixture { $0.viewCheckpointInterval = .seconds(600) }
         let tracks = try f.service.store.allTracks().map(\.id)

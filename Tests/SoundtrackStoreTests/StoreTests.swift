@@ -25,7 +25,7 @@ struct StoreTests {
         first.release()
         let again = try WriterLock(databasePath: db, holder: "batch")
         again.release()
-        #expect(WriterLockError.held(database: db, holder: "replay (process 1)").description.hasPrefix("another replay or batch is writing this database"))
+        #expect(WriterLockError.held(database: db, holder: "replay (process 1)").description.hasPrefix("another replay, batch or service is writing this database"))
     }
 
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
