@@ -93,6 +93,17 @@ struct RulesTests {
         } catch {
             #expect("\(error)".contains("feedback event 'c2' (applied_seq 4) does not apply again"))
         }
+        // The community counted the events when they were first applied (or when it was rebuilt from
+        // the feedback rows): catching up does not count them again.
+        let community = SharedCommunity()
+        let counting = Rules(engine: Self.rules.engine.with(community: community))
+        var again = stored
+        try counting.catchUp(&again, pick: Self.noPicks)
+        #expect(again.state.bins == direct.state.bins)
+        #expect(community.snapshot.stats(of: 3).events == 0)
+        var live = caught
+        _ = try counting.stageFeedback(Self.event("c6", minute: 30), appliedBy: nil, user: &live, pick: Self.noPicks)
+        #expect(community.snapshot.stats(of: 3).events == 1)  // what a first application records
         // Nor one that lands in another bin than its row says (another seed, other models).
         var elsewhere = stored
         elsewhere.pending[1].bin += 1
