@@ -37,6 +37,27 @@ public final class SoundtrackService: Sendable {
         Rules(engine: engine.with(catalog: reads.catalog))
     }
 
+    /// ``Store/readUser(_:defaults:_:)`` with the user's state brought up to date with its feedback
+    /// first (``Rules/catchUp(_:pick:)``), as every path of the rules needs it.
+    private func readCurrentUser<R>(_ user: String, _ body: (CachedUserState?, TransactionReads) throws -> R) throws -> R {
+        try store.readUser(user, defaults: defaults) { cached, reads in
+            var cached = cached
+            if cached != nil { try rules(reads).catchUp(&cached!, pick: reads.pickRecord(id:)) }
+            return try body(cached, reads)
+        }
+    }
+
+    /// ``Store/updateUser(_:defaults:_:)`` with the user's state brought up to date with its
+    /// feedback first (``Rules/catchUp(_:pick:)``): the writes then include what catching up changed.
+    private func updateCurrentUser<R>(
+        _ user: String, _ body: (inout CachedUserState?, TransactionReads) throws -> (result: R, writes: [UserWrite])
+    ) throws -> R {
+        try store.updateUser(user, defaults: defaults) { cached, reads in
+            if cached != nil { try rules(reads).catchUp(&cached!, pick: reads.pickRecord(id:)) }
+            return try body(&cached, reads)
+        }
+    }
+
     /// Picks a track for a snapshot.
     /// - Parameters:
     ///   - top: how many ranked tracks to return.
@@ -44,14 +65,11 @@ public final class SoundtrackService: Sendable {
     /// - Throws: ``RuleError/unknownUser(_:)``; database errors.
     public func pick(_ snapshot: Snapshot, top: Int = 1, learn: Bool = true) throws -> Pick {
         if !learn {
-            return try store.readUser(snapshot.user, defaults: defaults) { user, reads in
-                var user = user
-                if user != nil { try rules(reads).catchUp(&user!, pick: reads.pickRecord(id:)) }
-                return try rules(reads).previewPick(snapshot, top: top, user: user)
+            return try readCurrentUser(snapshot.user) { user, reads in
+                try rules(reads).previewPick(snapshot, top: top, user: user)
             }
         }
-        return try store.updateUser(snapshot.user, defaults: defaults) { user, reads in
-            if user != nil { try rules(reads).catchUp(&user!, pick: reads.pickRecord(id:)) }
+        return try updateCurrentUser(snapshot.user) { user, reads in
             let staged = try rules(reads).stagePick(snapshot, top: top, user: &user)
             let pick = staged.pick
             logger.debug(
@@ -68,8 +86,7 @@ public final class SoundtrackService: Sendable {
     /// - Returns: `.applied` with the event's row (its ``FeedbackRow/outcome``), or `.duplicate`.
     /// - Throws: ``RuleError`` for an event the rules reject (nothing is written); database errors.
     public func feedback(_ event: FeedbackEvent) throws -> FeedbackVerdict {
-        try store.updateUser(event.user, defaults: defaults) { user, reads in
-            if user != nil { try rules(reads).catchUp(&user!, pick: reads.pickRecord(id:)) }
+        try updateCurrentUser(event.user) { user, reads in
             let owner = try reads.feedbackOwner(eventId: event.id)
             let verdict = try rules(reads).stageFeedback(event, appliedBy: owner, user: &user, pick: reads.pickRecord(id:))
             guard case let .applied(row) = verdict else {
@@ -93,8 +110,7 @@ public final class SoundtrackService: Sendable {
     /// - Parameter library: the user's own tracks, preferred over the catalog when similar enough.
     /// - Throws: ``RuleError`` for an unknown user or a song not in the catalog.
     public func onboard(_ snapshot: Snapshot, song: String, library: [String] = []) throws -> Pick {
-        try store.updateUser(snapshot.user, defaults: defaults) { user, reads in
-            if user != nil { try rules(reads).catchUp(&user!, pick: reads.pickRecord(id:)) }
+        try updateCurrentUser(snapshot.user) { user, reads in
             let staged = try rules(reads).stageOnboarding(snapshot, song: song, library: library, user: &user)
             let pick = staged.pick
             logger.debug(
@@ -109,9 +125,8 @@ public final class SoundtrackService: Sendable {
     /// A user's whole engine state.
     /// - Throws: ``RuleError/unknownUser(_:)``; database errors.
     public func state(user: String) throws -> UserState {
-        try store.readUser(user, defaults: defaults) { cached, reads in
-            guard var cached else { throw RuleError.unknownUser(user) }
-            try rules(reads).catchUp(&cached, pick: reads.pickRecord(id:))
+        try readCurrentUser(user) { cached, _ in
+            guard let cached else { throw RuleError.unknownUser(user) }
             return cached.state
         }
     }

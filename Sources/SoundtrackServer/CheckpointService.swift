@@ -44,9 +44,8 @@ final class CheckpointService: Service, Sendable {
     }
 
     private func loop() {
-        let nanos = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
         while !stopped.withLock({ $0 }) {
-            _ = wake.wait(timeout: .now() + .nanoseconds(Int(nanos)))
+            _ = wake.wait(timeout: .now() + .nanoseconds(interval.nanoseconds))
             checkpoint()
         }
     }
@@ -65,6 +64,13 @@ final class CheckpointService: Service, Sendable {
             // Busy (another process checkpoints, a reader holds old frames): the next round retries.
             logger.debug("checkpoint deferred", metadata: ["error": "\(GroupCommitter.describe(error))"])
         }
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds (negative durations as 0), for `DispatchTime`.
+    var nanoseconds: Int {
+        max(0, Int(components.seconds) * 1_000_000_000 + Int(components.attoseconds / 1_000_000_000))
     }
 }
 

@@ -195,8 +195,7 @@ final class GroupCommitter: Service, Sendable {
                 wake.wait()
             case let .sleep(until: deadline?):
                 let left = ContinuousClock.now.duration(to: deadline)
-                let nanos = max(0, left.components.seconds * 1_000_000_000 + left.components.attoseconds / 1_000_000_000)
-                _ = wake.wait(timeout: .now() + .nanoseconds(Int(nanos)))
+                _ = wake.wait(timeout: .now() + .nanoseconds(left.nanoseconds))
             case let .commit(batch, admissions):
                 for a in admissions { a.resume() }
                 commit(batch)

@@ -124,6 +124,10 @@ extension Store {
         }
         // Looked up in the statement cache once, not once a row (a replay block inserts thousands).
         var feedbackInsert: RawStatement?
+        func insert(_ row: FeedbackRow) throws {
+            if feedbackInsert == nil { feedbackInsert = try Self.feedbackInsert(db) }
+            try insertFeedback(feedbackInsert!, row.event, outcome: row.outcome, seq: row.seq, keepSnapshot: row.keepSnapshot)
+        }
         for (i, w) in writes.enumerated() {
             switch w {
             case let .addUser(user, at):
@@ -132,18 +136,13 @@ extension Store {
                 try insertPick(db, row.record, seq: row.seq)
                 if let state { try stage(state, at: i) }
             case let .feedback(row, state):
-                if feedbackInsert == nil { feedbackInsert = try Self.feedbackInsert(db) }
-                try insertFeedback(feedbackInsert!, row.event, outcome: row.outcome, seq: row.seq, keepSnapshot: row.keepSnapshot)
+                try insert(row)
                 if let state { try stage(state, at: i) }
             case let .pendingFeedback(row, event):
-                if feedbackInsert == nil { feedbackInsert = try Self.feedbackInsert(db) }
-                try insertFeedback(feedbackInsert!, row.event, outcome: row.outcome, seq: row.seq, keepSnapshot: row.keepSnapshot)
+                try insert(row)
                 try insertPending(db, user: row.event.user, event, seq: row.seq)
             case let .feedbackRows(rows):
-                if feedbackInsert == nil { feedbackInsert = try Self.feedbackInsert(db) }
-                for row in rows {
-                    try insertFeedback(feedbackInsert!, row.event, outcome: row.outcome, seq: row.seq, keepSnapshot: row.keepSnapshot)
-                }
+                for row in rows { try insert(row) }
             case let .state(state):
                 try stage(state, at: i)
             case let .forget(user):
