@@ -18,7 +18,8 @@
 # PERF=PHASE (warmup, picks, paced or feedback) records `perf record -g` (PERF_CALLGRAPH="-F 499 --call-graph dwarf" for
 # stacks through libraries without frame pointers) of the service during that phase
 # into the work directory (implies KEEP=1), SERVE_ARGS adds options to `serve`, LOAD_BASE (default /tmp)
-# is where the work directory and its database go (/dev/shm takes the disk out of the measurement).
+# is where the work directory and its database go (/dev/shm takes the disk out of the measurement),
+# STOP=KILL ends the service with SIGKILL instead of SIGTERM and times the catch-up of the next command.
 # The last column is the service's own CPU time (user + system, from /proc) per request.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -110,11 +111,27 @@ sleep 1  # requests wrk abandoned when its time was up still finish on the serve
 curl -fs "http://127.0.0.1:$PORT/metrics" > "$WORK/metrics.txt"
 server_acked=$(metric "$WORK/metrics.txt" 'soundtrack_feedback_events_total{result="applied"}')
 
-echo "== SIGTERM"
-kill -TERM "$SERVER_PID"
-status=0; wait "$SERVER_PID" || status=$?
-SERVER_PID=
-echo "   serve exited with status $status"
+if [[ "${STOP:-TERM}" == KILL ]]; then
+  echo "== SIGKILL, then \`users list\` brings the users' states up to date (the catch-up)"
+  kill -KILL "$SERVER_PID"
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=
+  status=0
+  behind=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*), count(DISTINCT user_id) FROM pending_events').fetchone())" "$DB")
+  if [[ "${KEEP:-0}" == 1 ]]; then  # the database as the kill left it, to time the catch-up again
+    mkdir -p "$WORK/killed" && cp "$DB"* "$WORK/killed/"
+  fi
+  t0=$(date +%s.%N)
+  "$BIN" users list --db "$DB" --log-level notice > /dev/null 2> "$WORK/catchup.log"
+  printf "   (events, users) behind the view %s, caught up in %.2f s; left behind: %s\n" "$behind" "$(echo "$(date +%s.%N) - $t0" | bc)" \
+    "$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM pending_events').fetchone()[0])" "$DB")"
+else
+  echo "== SIGTERM"
+  kill -TERM "$SERVER_PID"
+  status=0; wait "$SERVER_PID" || status=$?
+  SERVER_PID=
+  echo "   serve exited with status $status"
+fi
 
 get() { sed -n "s/^$2=//p" "$WORK/$1.summary"; }
 stored=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM feedback').fetchone()[0])" "$DB")

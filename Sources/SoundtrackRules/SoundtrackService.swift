@@ -4,6 +4,7 @@ import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackStore
+import Synchronization
 
 /// The paths of Soundtrack one request at a time, as the CLI (and the demo) run them: each pick or
 /// feedback event is one SQLite transaction that loads the user's state, stages the pick or event
@@ -132,32 +133,75 @@ public final class SoundtrackService: Sendable {
     }
 
     /// Brings every user's stored state up to date with the user's feedback (``Rules/catchUp(_:pick:)``),
-    /// one transaction per user behind, so that the states everything after it reads are current
-    /// (the commands do it as they open a database no service or replay holds: `Bootstrap.open`).
-    /// A user whose events do not apply again is left as it is and reported (a warning is logged);
-    /// loading that user fails the same way until its database is mended.
+    /// so that the states everything after it reads are current (the commands do it as they open a
+    /// database no service or replay holds: `Bootstrap.open`; `serve` before it serves).
+    ///
+    /// Users are taken in groups of `usersPerTransaction` users and `eventsPerTransaction` events at
+    /// most (a user with more events is a group alone): each group is loaded in bulk, caught up on
+    /// `workers` threads (each user on one thread, its events in order), and its states written in
+    /// one transaction, while the next group is loaded and caught up. A state is written only when
+    /// its user's pending events are still those it was loaded with (``Store/commitCaughtUp(_:)``):
+    /// a command that wrote the user meanwhile brought it up to date itself. A user whose events do
+    /// not apply again is left as it is and reported (a warning is logged); loading that user fails
+    /// the same way until its database is mended.
+    /// - Parameters:
+    ///   - workers: threads that apply events (users are independent).
+    ///   - usersPerTransaction: users loaded, caught up and written together, at most.
+    ///   - eventsPerTransaction: their pending events, at most (unless one user has more).
     /// - Returns: how many users were brought up to date and by how many events, and the users
     ///   that could not be, with why.
     /// - Throws: database errors of reading which users are behind.
     @discardableResult
-    public func catchUp() throws -> (users: Int, events: Int, failed: [String: String]) {
+    public func catchUp(
+        workers: Int = ProcessInfo.processInfo.activeProcessorCount, usersPerTransaction: Int = 512, eventsPerTransaction: Int = 20_000
+    ) throws -> (users: Int, events: Int, failed: [String: String]) {
         let behind = try store.usersBehind()
         guard !behind.isEmpty else { return (0, 0, [:]) }
         // The whole catalog in memory, as the service holds it, instead of a query for every track
-        // an event names (a third of the time of a catch-up).
-        let inMemory = Rules(engine: engine.with(catalog: IndexCatalog(CatalogIndex(tracks: try store.allTracks()))))
-        var failed: [String: String] = [:]
+        // an event names (a third of the time of a catch-up); read while the first group loads.
+        let engine = self.engine, store = self.store
+        let catalog = InBackground { IndexCatalog(CatalogIndex(tracks: try store.allTracks())) }
+        // Groups of at most `usersPerTransaction` users and `eventsPerTransaction` events (a user
+        // with more makes a group alone): what a group holds in memory stays bounded.
+        var groups: [[String]] = [[]]
+        var eventsInGroup = 0
         for user in behind.keys.sorted() {
-            do {
-                try store.updateUser(user, defaults: defaults) { cached, reads in
-                    guard cached != nil else { return ((), []) }
-                    try inMemory.catchUp(&cached!, pick: reads.pickRecord(id:))
-                    return ((), [.state(cached!.state)])
-                }
-            } catch {
-                failed[user] = "\(error)"
-                logger.warning("a user's state could not be brought up to date", metadata: ["user": "\(user)", "error": "\(error)"])
+            let n = behind[user]!
+            if !groups[groups.count - 1].isEmpty,
+                groups[groups.count - 1].count >= usersPerTransaction || eventsInGroup + n > eventsPerTransaction
+            {
+                groups.append([])
+                eventsInGroup = 0
             }
+            groups[groups.count - 1].append(user)
+            eventsInGroup += n
+        }
+        var failed: [String: String] = [:]
+        // Without waiting for the disk: a crash loses at most the last groups' states, whose events
+        // then stay pending (the transaction that writes a state deletes them).
+        try store.withoutWaitingForDisk {
+            let writer = CatchUpWriter(store: store)
+            for group in groups {
+                do {
+                    let loaded = try store.loadCachedStates(users: group, defaults: defaults)
+                    var states = group.compactMap { loaded[$0] }.filter { !$0.pending.isEmpty }
+                    let picks = try store.pickRecords(ids: states.flatMap { $0.pending.compactMap(\.event.pickId) })
+                    let marks = states.map { $0.pendingMark! }
+                    let rules = Rules(engine: engine.with(catalog: try catalog.value()))
+                    let errors = CatchUpWork.run(&states, workers: workers) { try rules.catchUp(&$0) { picks[$0] } }
+                    var done: [(state: UserState, mark: PendingMark)] = []
+                    for (i, error) in errors.enumerated() {
+                        if let error { failed[states[i].state.user] = error } else { done.append((states[i].state, marks[i])) }
+                    }
+                    writer.write(done)
+                } catch {
+                    for user in group { failed[user] = "\(error)" }
+                }
+            }
+            failed.merge(writer.finish()) { a, _ in a }
+        }
+        for (user, error) in failed.sorted(by: { $0.key < $1.key }) {
+            logger.warning("a user's state could not be brought up to date", metadata: ["user": "\(user)", "error": "\(error)"])
         }
         let users = behind.count - failed.count
         let events = behind.filter { failed[$0.key] == nil }.values.reduce(0, +)
@@ -192,5 +236,88 @@ public final class SoundtrackService: Sendable {
     public func user(_ id: String) throws -> Store.UserSummary {
         guard let u = try store.user(id) else { throw RuleError.unknownUser(id) }
         return u
+    }
+}
+
+/// Runs `body` on every state of an array on `workers` threads, each state on one thread, the
+/// threads taking the next state as they finish one (states differ in how many events they have).
+enum CatchUpWork {
+    /// Applies `body` to each element in place; returns each element's error (`nil` when none).
+    static func run(
+        _ states: inout [CachedUserState], workers: Int, _ body: @Sendable (inout CachedUserState) throws -> Void
+    ) -> [String?] {
+        let n = states.count
+        var errors = [String?](repeating: nil, count: n)
+        guard n > 0 else { return errors }
+        let next = Atomic<Int>(0)
+        states.withUnsafeMutableBufferPointer { s in
+            errors.withUnsafeMutableBufferPointer { e in
+                let slots = Slots(states: s, errors: e)
+                DispatchQueue.concurrentPerform(iterations: max(1, min(workers, n))) { _ in
+                    while true {
+                        let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                        guard i < n else { return }
+                        do { try body(&slots.states[i]) } catch { slots.errors[i] = "\(error)" }
+                    }
+                }
+            }
+        }
+        return errors
+    }
+
+    /// The two buffers, each element written by the one thread that took its index.
+    private struct Slots: @unchecked Sendable {
+        let states: UnsafeMutableBufferPointer<CachedUserState>
+        let errors: UnsafeMutableBufferPointer<String?>
+    }
+}
+
+/// Writes the groups of a catch-up in order on a thread of its own, so that the next group is
+/// loaded and caught up meanwhile; at most two groups wait (memory stays bounded).
+private final class CatchUpWriter: @unchecked Sendable {
+    private let store: Store
+    private let queue = DispatchQueue(label: "soundtrack.catch-up.writer")
+    private let room = DispatchSemaphore(value: 2)
+    private let failures = Mutex<[String: String]>([:])
+
+    init(store: Store) { self.store = store }
+
+    /// Queues a group's states (blocks while two groups wait).
+    func write(_ states: [(state: UserState, mark: PendingMark)]) {
+        room.wait()
+        queue.async { [self] in
+            defer { room.signal() }
+            do {
+                _ = try store.commitCaughtUp(states)
+            } catch {
+                failures.withLock { f in for s in states { f[s.state.user] = "\(error)" } }
+            }
+        }
+    }
+
+    /// Waits for the queued groups; the users whose states could not be written, with why.
+    func finish() -> [String: String] {
+        queue.sync {}
+        return failures.withLock { $0 }
+    }
+}
+
+/// A value computed on another thread from the moment it is created.
+private final class InBackground<T: Sendable>: @unchecked Sendable {
+    private let done = DispatchGroup()
+    private var result: Result<T, any Error>?
+
+    init(_ compute: @escaping @Sendable () throws -> T) {
+        done.enter()
+        DispatchQueue.global().async { [self] in
+            result = Result { try compute() }
+            done.leave()
+        }
+    }
+
+    /// The value, once computed (waits for it).
+    func value() throws -> T {
+        done.wait()
+        return try result!.get()
     }
 }

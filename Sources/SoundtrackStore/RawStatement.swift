@@ -142,6 +142,12 @@ final class RawStatement {
         return UnsafeRawBufferPointer(start: p, count: n)
     }
 
+    /// The UTF-8 bytes of a TEXT column (valid until the next step), without making a String.
+    func textBytes(_ i: Int32) -> UnsafeRawBufferPointer {
+        guard let p = sqlite3_column_text(stmt, i) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, i)))
+    }
+
     func text(_ i: Int32) -> String {
         // sqlite3_column_text first, so that a TEXT value is read as UTF-8 (column_blob would not convert).
         guard let p = sqlite3_column_text(stmt, i) else { return "" }

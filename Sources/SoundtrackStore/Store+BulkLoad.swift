@@ -132,7 +132,7 @@ extension Store {
         }
 
         // Events the stored states do not include yet (``CachedUserState/pending``): rare, read
-        // user by user.
+        // user by user (and decoded on several threads).
         var behind: [String] = []
         let pe = try RawStatement(db, "SELECT DISTINCT user_id FROM pending_events WHERE user_id IN \(wanted)", text: ids)
         while try pe.step() { behind.append(pe.text(0)) }
@@ -146,9 +146,7 @@ extension Store {
                 vocabulary: p.vocabulary, mergedInto: p.mergedInto)
             out[user] = CachedUserState(state: state, feedbackSeq: p.seq, lastEventAt: p.lastAt, keepRawSnapshots: p.keep)
         }
-        for user in behind where out[user] != nil {
-            try loadPending(db, into: &out[user]!)
-        }
+        try loadPending(db, into: &out, users: behind)
         return out
     }
 

@@ -75,12 +75,30 @@ extension Store {
     /// Reads the events a loaded state does not include yet into ``CachedUserState/pending``, and
     /// sets its feedback sequence and last event time to those of the event before them.
     static func loadPending(_ db: Database, into cached: inout CachedUserState) throws {
-        let user = cached.state.user
-        cached.pending = try pendingEvents(db, user: user)
+        cached.pending = try pendingEvents(db, user: cached.state.user)
+        try positionBeforePending(db, &cached)
+    }
+
+    /// Sets a state's feedback sequence and last event time to those of the event before its
+    /// pending events (when it has any).
+    private static func positionBeforePending(_ db: Database, _ cached: inout CachedUserState) throws {
         guard let first = cached.pending.first else { return }
         cached.feedbackSeq = first.seq - 1
         cached.lastEventAt = try Double.fetchOne(
-            db.cachedStatement(sql: "SELECT at FROM feedback WHERE user_id = ? AND applied_seq = ?"), arguments: [user, first.seq - 1])
+            db.cachedStatement(sql: "SELECT at FROM feedback WHERE user_id = ? AND applied_seq = ?"),
+            arguments: [cached.state.user, first.seq - 1])
+    }
+
+    /// ``loadPending(_:into:)`` for several users: the rows are read in turn and the events
+    /// decoded on several threads (after a crash of the service, tens of thousands of them).
+    static func loadPending(_ db: Database, into states: inout [String: CachedUserState], users: [String]) throws {
+        let users = users.filter { states[$0] != nil }
+        let rows = try users.map { try pendingRows(db, user: $0) }
+        let decoded = ParallelDecode.map(rows.indices) { i in Result { try rows[i].map { try $0.decode(user: users[i]) } } }
+        for (i, user) in users.enumerated() {
+            states[user]!.pending = try decoded[i].get()
+            try positionBeforePending(db, &states[user]!)
+        }
     }
 
     /// Loads several users' states like ``loadCachedState(user:defaults:)``, in one read with one
@@ -177,5 +195,72 @@ public struct PendingEvent: Sendable, Equatable {
         self.event = event
         self.bin = bin
         self.switchedTo = switchedTo
+    }
+}
+
+/// Maps indices on as many threads as there are cores (each index on one thread).
+enum ParallelDecode {
+    static func map<T: Sendable>(_ indices: Range<Int>, _ transform: @Sendable (Int) -> T) -> [T] {
+        let n = indices.count
+        guard n > 1 else { return indices.map(transform) }
+        let out = UnsafeMutableBufferPointer<T?>.allocate(capacity: n)
+        out.initialize(repeating: nil)
+        defer { out.deallocate() }
+        let slots = Slots(out: out)
+        let workers = min(n, ProcessInfo.processInfo.activeProcessorCount)
+        DispatchQueue.concurrentPerform(iterations: workers) { w in
+            for k in stride(from: w, to: n, by: workers) { slots.out[k] = transform(indices.lowerBound + k) }
+        }
+        let result = out.map { $0! }
+        _ = out.deinitialize()
+        return result
+    }
+
+    /// The output buffer, each element written by one thread.
+    private struct Slots<T>: @unchecked Sendable {
+        let out: UnsafeMutableBufferPointer<T?>
+    }
+}
+
+/// Which pending events a state was loaded with (``CachedUserState/pending``): how many, and the
+/// `applied_seq` of the last. A writer that changes a user brings its state up to date first and
+/// deletes its pending events, and a new event adds one: the same mark at write time means nobody
+/// wrote the user since the state was loaded.
+public struct PendingMark: Sendable, Equatable {
+    /// How many events.
+    public var count: Int
+    /// The `applied_seq` of the last.
+    public var last: Int64
+}
+
+extension CachedUserState {
+    /// The mark of the pending events loaded with the state, `nil` when it had none.
+    public var pendingMark: PendingMark? {
+        pending.last.map { PendingMark(count: pending.count, last: $0.seq) }
+    }
+}
+
+extension Store {
+    /// Writes states brought up to date from the pending events they were loaded with, in one
+    /// transaction, each only when its user's pending events are still those of its mark: a user
+    /// another writer changed since it was loaded (and so brought up to date itself), or that was
+    /// forgotten, is left as that writer left it.
+    /// - Returns: the users left out so.
+    /// - Throws: database errors (nothing is written then).
+    public func commitCaughtUp(_ states: [(state: UserState, mark: PendingMark)]) throws -> [String] {
+        try database.write { db in
+            let probe = try RawStatement(db, cached: "SELECT count(*), max(applied_seq) FROM pending_events WHERE user_id = ?")
+            var writes: [UserWrite] = []
+            var skipped: [String] = []
+            for (state, mark) in states {
+                try probe.bind(1, state.user)
+                _ = try probe.step()
+                let now = PendingMark(count: probe.int(0), last: probe.isNull(1) ? 0 : probe.int64(1))
+                probe.reset()
+                if now == mark { writes.append(.state(state)) } else { skipped.append(state.user) }
+            }
+            try Self.commit(writes, db)
+            return skipped
+        }
     }
 }

@@ -73,3 +73,33 @@ extension Store {
         try database.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
     }
 }
+
+extension Store {
+    /// Runs `body` with the writer's commits not waiting for the disk (`synchronous=NORMAL`) and
+    /// not copying the WAL back into the database file each time it has grown (one checkpoint
+    /// after `body` instead), with a page cache of 64 MiB at least, then restores the store's settings. For writes that only derive
+    /// again what is durable already, such as a catch-up of users' states from their pending
+    /// events: a crash can roll back the last of those commits, never tear one, and the events
+    /// they covered are then still pending.
+    public func withoutWaitingForDisk<R>(_ body: () throws -> R) throws -> R {
+        let before = try database.writeWithoutTransaction { db in
+            let s = (
+                try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? 2, try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000,
+                try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000
+            )
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA cache_size = \(min(s.2, -65536))")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+            return s
+        }
+        defer {
+            try? database.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(before.0)")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(before.1)")
+                try db.execute(sql: "PRAGMA cache_size = \(before.2)")
+                if before.1 > 0 { _ = try db.checkpoint(.passive) }
+            }
+        }
+        return try body()
+    }
+}

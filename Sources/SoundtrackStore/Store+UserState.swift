@@ -323,23 +323,46 @@ extension Store {
     /// The events of `user` its stored state does not include yet, in the order applied.
     /// - Throws: ``StoreError/corrupt(table:column:row:expected:)`` for an event that does not read.
     static func pendingEvents(_ db: Database, user: String) throws -> [PendingEvent] {
+        try pendingRows(db, user: user).map { try $0.decode(user: user) }
+    }
+
+    /// A user's pending events as stored, not decoded yet (a bulk load decodes them on several threads).
+    static func pendingRows(_ db: Database, user: String) throws -> [PendingRow] {
         let stmt = try RawStatement(db, cached: """
             SELECT p.applied_seq, p.event, f.bin_number, f.switched_to
             FROM pending_events p LEFT JOIN feedback f ON f.user_id = p.user_id AND f.applied_seq = p.applied_seq
             WHERE p.user_id = ? ORDER BY p.applied_seq
             """)
         try stmt.bind(1, user)
-        var out: [PendingEvent] = []
+        var out: [PendingRow] = []
         while try stmt.step() {
-            let seq = stmt.int64(0)
-            // Read back as written (`FeedbackEvent(json: e.json()) == e`), whatever its size.
-            guard let event = try? FeedbackEvent(json: JSONParser.parse(Data(stmt.text(1).utf8))), event.user == user, !stmt.isNull(2) else {
+            out.append(
+                PendingRow(
+                    seq: stmt.int64(0), text: Array(stmt.textBytes(1)), bin: stmt.isNull(2) ? nil : stmt.int(2),
+                    switchedTo: stmt.isNull(3) ? nil : stmt.int(3)))
+        }
+        return out
+    }
+
+    /// A row of `pending_events` with its feedback row's bin and switch.
+    struct PendingRow: Sendable {
+        let seq: Int64
+        let text: [UInt8]
+        let bin: Int?
+        let switchedTo: Int?
+
+        /// The event, read back as written (`FeedbackEvent(json: e.json()) == e`), whatever its size,
+        /// by the decoder of the service and replay (the bytes straight into the event).
+        /// - Throws: ``StoreError/corrupt(table:column:row:expected:)`` for an event that does not
+        ///   read, is another user's, or has no feedback row.
+        func decode(user: String) throws -> PendingEvent {
+            let event = text.withUnsafeBytes { try? FeedbackEvent.decode(bytes: $0) }
+            guard let event, event.user == user, let bin else {
                 throw StoreError.corrupt(
                     table: "pending_events", column: "event", row: seq, expected: "a feedback event of user '\(user)' with its feedback row")
             }
-            out.append(PendingEvent(seq: seq, event: event, bin: stmt.int(2), switchedTo: stmt.isNull(3) ? nil : stmt.int(3)))
+            return PendingEvent(seq: seq, event: event, bin: bin, switchedTo: switchedTo)
         }
-        return out
     }
 
     /// A committed pick by id, of whatever user; `nil` when there is none.

@@ -41,6 +41,8 @@ struct ServeCommand: AsyncParsableCommand {
     var drainTimeout: Double?
     @Option(help: "How often users' states are checkpointed, in milliseconds: feedback commits its events at once and the states it changed follow at the next checkpoint or with the user's next pick (default 5000; a state behind its events is brought up to date when next loaded, so a crash loses no acknowledged event: see docs/batch-and-replay.md).")
     var viewCheckpointMs: Int?
+    @Option(help: "Feedback events after which a checkpoint of the users' states runs before its interval is up (default 20000, at most 10000000).")
+    var viewCheckpointEvents: Int?
     @Flag(help: "Commit without waiting for the disk (synchronous=NORMAL): faster, but a power loss may lose acknowledged feedback.")
     var noSync = false
     @Flag(help: "Fill missing weather and calendar sections of snapshots from the configured providers and imported events (see docs/providers.md); picks then carry an `enriched` list.")
@@ -54,6 +56,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let pickCommitMs, !(0...10_000).contains(pickCommitMs) { throw ValidationError("--pick-commit-ms must be in 0...10000") }
         if let viewCheckpointMs, !(1...600_000).contains(viewCheckpointMs) {
             throw ValidationError("--view-checkpoint-ms must be in 1...600000, got \(viewCheckpointMs)")
+        }
+        if let viewCheckpointEvents, !(1...10_000_000).contains(viewCheckpointEvents) {
+            throw ValidationError("--view-checkpoint-events must be in 1...10000000, got \(viewCheckpointEvents)")
         }
         for (name, value, zeroAllowed) in [
             ("--idle-timeout", idleTimeout, false), ("--body-timeout", bodyTimeout, false), ("--shutdown-delay", shutdownDelay, true),
@@ -85,6 +90,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let pickCommitMs { config.pickCommitDelay = .milliseconds(pickCommitMs) }
         if let backgroundNice { config.backgroundNice = backgroundNice }
         if let viewCheckpointMs { config.viewCheckpointInterval = .milliseconds(viewCheckpointMs) }
+        if let viewCheckpointEvents { config.viewCheckpointEvents = viewCheckpointEvents }
         func seconds(_ s: Double?, _ fallback: Duration) -> Duration { s.map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? fallback }
         config.idleTimeout = seconds(idleTimeout ?? file.idleTimeout, config.idleTimeout)
         config.bodyTimeout = seconds(bodyTimeout ?? file.bodyTimeout, config.bodyTimeout)

@@ -194,4 +194,67 @@ import Testing
             Self.same(try #require(try f.service.store.loadCachedState(user: "u-1", defaults: zeros)).state, try g.service.state(user: "u-1"))
         }
     }
+
+    @Test func aCatchUpTakesUsersInGroupsReportsAUserThatFailsAndLeavesOneAnotherWriterChanged() async throws {
+        let users = (1...5).map { "u-\($0)" }
+        let f = try Fixture(users: users)
+        let clean = try Fixture(users: users)
+        let store = f.service.store
+        let tracks = try store.allTracks().map(\.id)
+        let defaults = f.service.engine.config.defaultWeights
+        let rules = Rules(engine: f.service.engine.with(community: nil))
+        // Each user's events committed as the service commits feedback: the rows and the events,
+        // not the states (as after a crash before a checkpoint); the same events in a clean run.
+        var counts: [String: Int] = [:]
+        for (k, u) in users.enumerated() {
+            let events = Self.events(u, count: 5 + 3 * k, tracks: tracks)
+            counts[u] = events.count
+            for json in events {
+                let e = try FeedbackEvent.decode(Data(json.utf8))
+                guard case .applied = try clean.service.feedback(e) else { throw RuleError.noContext }
+                let row = try store.readUser(u, defaults: defaults) { cached, reads in
+                    var c = try #require(cached)
+                    let here = Rules(engine: rules.engine.with(catalog: reads.catalog))
+                    try here.catchUp(&c, pick: reads.pickRecord(id:))
+                    guard case let .applied(row) = try here.stageFeedback(e, appliedBy: nil, user: &c, pick: reads.pickRecord(id:)) else {
+                        throw RuleError.noContext
+                    }
+                    return row
+                }
+                try store.commit([.pendingFeedback(row, event: PendingEventText(e))])
+            }
+        }
+        #expect(try store.usersBehind() == counts)
+
+        // Another writer brings u-1 up to date after a catch-up loaded it: the catch-up's state of
+        // u-1, from the same pending events, is not written over it.
+        let stale = try #require(try store.loadCachedState(user: "u-1", defaults: defaults))
+        try store.updateUser("u-1", defaults: defaults) { cached, reads in
+            try Rules(engine: rules.engine.with(catalog: reads.catalog)).catchUp(&cached!, pick: reads.pickRecord(id:))
+            var seen = cached!.state
+            seen.pickCounter += 1  // what the other writer did besides
+            return ((), [.state(seen)])
+        }
+        #expect(try store.commitCaughtUp([(stale.state, try #require(stale.pendingMark))]) == ["u-1"])
+        #expect(try store.loadCachedState(user: "u-1", defaults: defaults)?.state.pickCounter == stale.state.pickCounter + 1)
+
+        // u-3's third event is recorded in another bin than it lands in: u-3 fails, the others do not.
+        // Groups: u-2 and u-3 (19 events), u-4 (14: with u-5's 17, more than 25), u-5.
+        try await store.database.write { db in
+            try db.execute(sql: "UPDATE feedback SET bin_number = bin_number + 7 WHERE user_id = 'u-3' AND applied_seq = 3")
+        }
+        let result = try f.service.catchUp(workers: 3, usersPerTransaction: 2, eventsPerTransaction: 25)
+        #expect(result.users == 3)
+        #expect(result.events == counts["u-2"]! + counts["u-4"]! + counts["u-5"]!)
+        #expect(Array(result.failed.keys) == ["u-3"], "\(result.failed)")
+        #expect(result.failed["u-3"]?.contains("lands in bin") == true, "\(result.failed)")
+        #expect(try store.usersBehind() == ["u-3": counts["u-3"]!])
+        #expect(f.logs.text.contains("a user's state could not be brought up to date"))
+        for u in users where u != "u-3" {
+            let stored = try #require(try store.loadCachedState(user: u, defaults: defaults))
+            #expect(stored.pending.isEmpty)
+            #expect(stored.feedbackSeq == Int64(counts[u]!))
+            Self.same(stored.state, try clean.service.state(user: u), "\(u)")
+        }
+    }
 }
