@@ -228,13 +228,18 @@ public final class CatalogIndex: Sendable {
     /// distinct genres were asked for (the size of the query set in the Jaccard overlap).
     private func genreQuery(_ genres: Set<String>) -> (ids: [Int32], size: Int) {
         var ids: [Int32] = []
-        var normalised = Set<String>()
+        var unknown = Set<String>()
         for g in genres {
+            // A catalog genre as the index spells it (the engine's queries: genres of tracks) is
+            // normalised already; others are normalised first. Each known genre has one id.
+            if let id = genreIDs[g] ?? genreIDs[Self.normalise(g)] {
+                if !ids.contains(id) { ids.append(id) }
+                continue
+            }
             let key = Self.normalise(g)
-            guard !key.isEmpty, normalised.insert(key).inserted else { continue }
-            if let id = genreIDs[key] { ids.append(id) }
+            if !key.isEmpty { unknown.insert(key) }
         }
-        return (ids, normalised.count)
+        return (ids, ids.count + unknown.count)
     }
 
     /// What a search for `profile` compares every track with: its weighted centred values `za`
@@ -271,12 +276,20 @@ public final class CatalogIndex: Sendable {
         to profile: AudioProfile, genres: Set<String> = [], k: Int, among candidates: [Int], excluding: Set<Int> = []
     ) -> [(row: Int, score: Float)] {
         let n = count
-        var rows = candidates.filter { $0 >= 0 && $0 < n && !excluding.contains($0) }
+        var rows = candidates.filter { $0 >= 0 && $0 < n }
         rows.sort()
-        rows = rows.enumerated().compactMap { $0.offset > 0 && rows[$0.offset - 1] == $0.element ? nil : $0.element }
+        // Each row once, and not an excluded one (a search per bin of every user: no hashing of
+        // duplicates).
+        var kept = 0
+        for i in rows.indices where (i == 0 || rows[i] != rows[i - 1]) && !excluding.contains(rows[i]) {
+            rows[kept] = rows[i]
+            kept += 1
+        }
+        rows.removeLast(rows.count - kept)
         guard k > 0, !rows.isEmpty else { return [] }
         let genreQuery = genreQuery(genres)
-        let query = Set(genreQuery.ids)
+        // A handful of genres: a scan instead of a hashed set.
+        let query = genreQuery.ids
         var scores = [Float](repeating: 0, count: rows.count)
         if !profile.isEmpty {
             // The terms of the full-catalog search's matrix product, from each row's own profile

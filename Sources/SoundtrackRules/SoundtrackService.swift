@@ -150,7 +150,7 @@ public final class SoundtrackService: Sendable {
     ///   - eventsPerTransaction: their pending events, at most (unless one user has more).
     /// - Returns: how many users were brought up to date and by how many events, and the users
     ///   that could not be, with why.
-    /// - Throws: database errors of reading which users are behind.
+    /// - Throws: database errors of reading which users are behind, or the catalog.
     @discardableResult
     public func catchUp(
         workers: Int = ProcessInfo.processInfo.activeProcessorCount, usersPerTransaction: Int = 512, eventsPerTransaction: Int = 20_000
@@ -177,28 +177,64 @@ public final class SoundtrackService: Sendable {
             eventsInGroup += n
         }
         var failed: [String: String] = [:]
+        // A group's users caught up, or the users that failed with why. A failed catalog read is
+        // not a user's failure: it ends the catch-up (`CatalogFailure`).
+        let defaults = self.defaults
+        func stage(_ group: [String]) throws -> (done: [(state: UserState, mark: PendingMark)], failed: [String: String]) {
+            let loaded = try store.loadCachedStates(users: group, defaults: defaults)
+            var states = group.compactMap { loaded[$0] }.filter { !$0.pending.isEmpty }
+            let picks = try store.pickRecords(ids: states.flatMap { $0.pending.compactMap(\.event.pickId) })
+            let marks = states.map { $0.pendingMark! }
+            let index: IndexCatalog
+            do { index = try catalog.value() } catch { throw CatalogFailure(error: error) }
+            let rules = Rules(engine: engine.with(catalog: index))
+            let errors = CatchUpWork.run(&states, workers: workers) { try rules.catchUp(&$0) { picks[$0] } }
+            var done: [(state: UserState, mark: PendingMark)] = []
+            var failed: [String: String] = [:]
+            for (i, error) in errors.enumerated() {
+                if let error { failed[states[i].state.user] = error } else { done.append((states[i].state, marks[i])) }
+            }
+            return (done, failed)
+        }
         // Without waiting for the disk: a crash loses at most the last groups' states, whose events
         // then stay pending (the transaction that writes a state deletes them).
-        try store.withoutWaitingForDisk {
+        let skipped = try store.withoutWaitingForDisk {
             let writer = CatchUpWriter(store: store)
             for group in groups {
                 do {
-                    let loaded = try store.loadCachedStates(users: group, defaults: defaults)
-                    var states = group.compactMap { loaded[$0] }.filter { !$0.pending.isEmpty }
-                    let picks = try store.pickRecords(ids: states.flatMap { $0.pending.compactMap(\.event.pickId) })
-                    let marks = states.map { $0.pendingMark! }
-                    let rules = Rules(engine: engine.with(catalog: try catalog.value()))
-                    let errors = CatchUpWork.run(&states, workers: workers) { try rules.catchUp(&$0) { picks[$0] } }
-                    var done: [(state: UserState, mark: PendingMark)] = []
-                    for (i, error) in errors.enumerated() {
-                        if let error { failed[states[i].state.user] = error } else { done.append((states[i].state, marks[i])) }
-                    }
+                    let (done, groupFailed) = try stage(group)
+                    failed.merge(groupFailed) { a, _ in a }
                     writer.write(done)
+                } catch let e as CatalogFailure {
+                    _ = writer.finish()
+                    throw e.error
                 } catch {
-                    for user in group { failed[user] = "\(error)" }
+                    // What failed the group (a pending event that does not read, a database error)
+                    // fails its users one at a time instead, so that the others go on.
+                    guard group.count > 1 else {
+                        failed[group[0]] = "\(error)"
+                        continue
+                    }
+                    for user in group {
+                        do {
+                            let (done, userFailed) = try stage([user])
+                            failed.merge(userFailed) { a, _ in a }
+                            writer.write(done)
+                        } catch let e as CatalogFailure {
+                            _ = writer.finish()
+                            throw e.error
+                        } catch {
+                            failed[user] = "\(error)"
+                        }
+                    }
                 }
             }
-            failed.merge(writer.finish()) { a, _ in a }
+            let written = writer.finish()
+            failed.merge(written.failed) { a, _ in a }
+            return written.skipped
+        }
+        if !skipped.isEmpty {
+            logger.debug("users another writer brought up to date during the catch-up", metadata: ["users": "\(skipped.count)"])
         }
         for (user, error) in failed.sorted(by: { $0.key < $1.key }) {
             logger.warning("a user's state could not be brought up to date", metadata: ["user": "\(user)", "error": "\(error)"])
@@ -273,33 +309,49 @@ enum CatchUpWork {
 }
 
 /// Writes the groups of a catch-up in order on a thread of its own, so that the next group is
-/// loaded and caught up meanwhile; at most two groups wait (memory stays bounded).
+/// loaded and caught up meanwhile; at most two groups wait (memory stays bounded). A group whose
+/// transaction fails is written again one user at a time, so that one user's failure is only theirs.
 private final class CatchUpWriter: @unchecked Sendable {
     private let store: Store
     private let queue = DispatchQueue(label: "soundtrack.catch-up.writer")
     private let room = DispatchSemaphore(value: 2)
-    private let failures = Mutex<[String: String]>([:])
+    private let outcome = Mutex<(failed: [String: String], skipped: [String])>(([:], []))
 
     init(store: Store) { self.store = store }
 
     /// Queues a group's states (blocks while two groups wait).
     func write(_ states: [(state: UserState, mark: PendingMark)]) {
+        guard !states.isEmpty else { return }
         room.wait()
         queue.async { [self] in
             defer { room.signal() }
             do {
-                _ = try store.commitCaughtUp(states)
+                let skipped = try store.commitCaughtUp(states)
+                outcome.withLock { $0.skipped += skipped }
             } catch {
-                failures.withLock { f in for s in states { f[s.state.user] = "\(error)" } }
+                for s in states {
+                    do {
+                        let skipped = try store.commitCaughtUp([s])
+                        outcome.withLock { $0.skipped += skipped }
+                    } catch {
+                        outcome.withLock { $0.failed[s.state.user] = "\(error)" }
+                    }
+                }
             }
         }
     }
 
-    /// Waits for the queued groups; the users whose states could not be written, with why.
-    func finish() -> [String: String] {
+    /// Waits for the queued groups; the users whose states could not be written (with why), and
+    /// those left as another writer wrote them.
+    func finish() -> (failed: [String: String], skipped: [String]) {
         queue.sync {}
-        return failures.withLock { $0 }
+        return outcome.withLock { $0 }
     }
+}
+
+/// A catch-up's catalog could not be read: not one user's failure.
+private struct CatalogFailure: Error {
+    let error: any Error
 }
 
 /// A value computed on another thread from the moment it is created.

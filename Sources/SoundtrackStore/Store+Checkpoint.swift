@@ -81,25 +81,32 @@ extension Store {
     /// again what is durable already, such as a catch-up of users' states from their pending
     /// events: a crash can roll back the last of those commits, never tear one, and the events
     /// they covered are then still pending.
+    /// - Throws: what `body` throws; database errors, including of restoring the settings (a
+    ///   store that could not get its durability back is not used on silently).
     public func withoutWaitingForDisk<R>(_ body: () throws -> R) throws -> R {
         let before = try database.writeWithoutTransaction { db in
             let s = (
-                try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? 2, try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000,
-                try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000
+                synchronous: try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? 2,
+                autoCheckpoint: try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000,
+                cache: try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000
             )
+            // cache_size is in pages when positive, in KiB when negative.
+            let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+            let kib = s.cache < 0 ? -s.cache : s.cache * pageSize / 1024
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            try db.execute(sql: "PRAGMA cache_size = \(min(s.2, -65536))")
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+            if kib < 65536 { try db.execute(sql: "PRAGMA cache_size = -65536") }
             return s
         }
-        defer {
-            try? database.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA synchronous = \(before.0)")
-                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(before.1)")
-                try db.execute(sql: "PRAGMA cache_size = \(before.2)")
-                if before.1 > 0 { _ = try db.checkpoint(.passive) }
-            }
+        let result = Result { try body() }
+        try database.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = \(before.synchronous)")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(before.autoCheckpoint)")
+            try db.execute(sql: "PRAGMA cache_size = \(before.cache)")
+            // The WAL grew by all of it: copied back and emptied now (when nobody reads, as at
+            // open), else at least copied back.
+            if before.autoCheckpoint > 0, (try? db.checkpoint(.truncate)) == nil { _ = try db.checkpoint(.passive) }
         }
-        return try body()
+        return try result.get()
     }
 }

@@ -351,12 +351,17 @@ extension Store {
         let bin: Int?
         let switchedTo: Int?
 
-        /// The event, read back as written (`FeedbackEvent(json: e.json()) == e`), whatever its size,
-        /// by the decoder of the service and replay (the bytes straight into the event).
+        /// The event, read back as written (`FeedbackEvent(json: e.json()) == e`), whatever its size:
+        /// by the decoder of the service and replay (the bytes straight into the event), which
+        /// takes documents of up to 1 MiB, else by the general parser (a service may take larger
+        /// bodies: `--max-body-bytes`).
         /// - Throws: ``StoreError/corrupt(table:column:row:expected:)`` for an event that does not
         ///   read, is another user's, or has no feedback row.
         func decode(user: String) throws -> PendingEvent {
-            let event = text.withUnsafeBytes { try? FeedbackEvent.decode(bytes: $0) }
+            let event =
+                text.count <= Snapshot.maxBytes
+                ? text.withUnsafeBytes { try? FeedbackEvent.decode(bytes: $0) }
+                : try? FeedbackEvent(json: JSONParser.parse(Data(text)))
             guard let event, event.user == user, let bin else {
                 throw StoreError.corrupt(
                     table: "pending_events", column: "event", row: seq, expected: "a feedback event of user '\(user)' with its feedback row")

@@ -203,6 +203,7 @@ import Testing
         let tracks = try store.allTracks().map(\.id)
         let defaults = f.service.engine.config.defaultWeights
         let rules = Rules(engine: f.service.engine.with(community: nil))
+        let pragmas = try Self.writerPragmas(store)
         // Each user's events committed as the service commits feedback: the rows and the events,
         // not the states (as after a crash before a checkpoint); the same events in a clean run.
         var counts: [String: Int] = [:]
@@ -212,16 +213,7 @@ import Testing
             for json in events {
                 let e = try FeedbackEvent.decode(Data(json.utf8))
                 guard case .applied = try clean.service.feedback(e) else { throw RuleError.noContext }
-                let row = try store.readUser(u, defaults: defaults) { cached, reads in
-                    var c = try #require(cached)
-                    let here = Rules(engine: rules.engine.with(catalog: reads.catalog))
-                    try here.catchUp(&c, pick: reads.pickRecord(id:))
-                    guard case let .applied(row) = try here.stageFeedback(e, appliedBy: nil, user: &c, pick: reads.pickRecord(id:)) else {
-                        throw RuleError.noContext
-                    }
-                    return row
-                }
-                try store.commit([.pendingFeedback(row, event: PendingEventText(e))])
+                try Self.commitPending(e, service: f.service)
             }
         }
         #expect(try store.usersBehind() == counts)
@@ -238,23 +230,72 @@ import Testing
         #expect(try store.commitCaughtUp([(stale.state, try #require(stale.pendingMark))]) == ["u-1"])
         #expect(try store.loadCachedState(user: "u-1", defaults: defaults)?.state.pickCounter == stale.state.pickCounter + 1)
 
-        // u-3's third event is recorded in another bin than it lands in: u-3 fails, the others do not.
-        // Groups: u-2 and u-3 (19 events), u-4 (14: with u-5's 17, more than 25), u-5.
+        // u-3's third event is recorded in another bin than it lands in, and u-2's second event
+        // does not read: those two fail, the others do not. Groups: u-2, u-3 and u-4 (33 events;
+        // its load fails for u-2, so its users go one at a time), then u-5 (17: more than 40 with them).
         try await store.database.write { db in
             try db.execute(sql: "UPDATE feedback SET bin_number = bin_number + 7 WHERE user_id = 'u-3' AND applied_seq = 3")
+            try db.execute(sql: #"UPDATE pending_events SET event = '{"id": 2}' WHERE user_id = 'u-2' AND applied_seq = 2"#)
         }
-        let result = try f.service.catchUp(workers: 3, usersPerTransaction: 2, eventsPerTransaction: 25)
-        #expect(result.users == 3)
-        #expect(result.events == counts["u-2"]! + counts["u-4"]! + counts["u-5"]!)
-        #expect(Array(result.failed.keys) == ["u-3"], "\(result.failed)")
+        let result = try f.service.catchUp(workers: 3, usersPerTransaction: 3, eventsPerTransaction: 40)
+        #expect(result.users == 2)
+        #expect(result.events == counts["u-4"]! + counts["u-5"]!)
+        #expect(result.failed.keys.sorted() == ["u-2", "u-3"], "\(result.failed)")
         #expect(result.failed["u-3"]?.contains("lands in bin") == true, "\(result.failed)")
-        #expect(try store.usersBehind() == ["u-3": counts["u-3"]!])
+        #expect(result.failed["u-2"]?.contains("pending_events") == true, "\(result.failed)")
+        #expect(try store.usersBehind() == ["u-2": counts["u-2"]!, "u-3": counts["u-3"]!])
         #expect(f.logs.text.contains("a user's state could not be brought up to date"))
-        for u in users where u != "u-3" {
+        // The writer's settings are back as they were.
+        #expect(try Self.writerPragmas(store) == pragmas)
+        for u in users where !["u-2", "u-3"].contains(u) {
             let stored = try #require(try store.loadCachedState(user: u, defaults: defaults))
             #expect(stored.pending.isEmpty)
             #expect(stored.feedbackSeq == Int64(counts[u]!))
             Self.same(stored.state, try clean.service.state(user: u), "\(u)")
         }
+    }
+
+    /// Commits an event of a user as the service commits feedback: its row and the event, not the
+    /// state (the event staged on the stored state brought up to date first).
+    static func commitPending(_ e: FeedbackEvent, service: SoundtrackService) throws {
+        let rules = Rules(engine: service.engine.with(community: nil))
+        let row = try service.store.readUser(e.user, defaults: service.engine.config.defaultWeights) { cached, reads in
+            var c = try #require(cached)
+            let here = Rules(engine: rules.engine.with(catalog: reads.catalog))
+            try here.catchUp(&c, pick: reads.pickRecord(id:))
+            guard case let .applied(row) = try here.stageFeedback(e, appliedBy: nil, user: &c, pick: reads.pickRecord(id:)) else {
+                throw RuleError.noContext
+            }
+            return row
+        }
+        try service.store.commit([.pendingFeedback(row, event: PendingEventText(e))])
+    }
+
+    /// The write connection's synchronous, wal_autocheckpoint and cache_size settings.
+    static func writerPragmas(_ store: Store) throws -> [Int] {
+        try store.database.writeWithoutTransaction { db in
+            try ["synchronous", "wal_autocheckpoint", "cache_size"].map { try Int.fetchOne(db, sql: "PRAGMA \($0)") ?? -1 }
+        }
+    }
+
+    @Test func aPendingEventOfMoreThanAMebibyteIsReadBack() throws {
+        // A service with a larger body limit takes such an event (the snapshot decoder's own limit is 1 MiB).
+        let f = try Fixture()
+        let track = try f.service.store.allTracks()[0].id
+        let title = String(repeating: "\u{1F3B5}", count: 1000)
+        let events = (0..<200).map { i in
+            #"{"title": "\#(title)", "start": "2026-03-14T0\#(i % 10):00:00+01:00", "end": "2026-03-14T0\#(i % 10):30:00+01:00", "all_day": false}"#
+        }
+        let tags = (0..<64).map { #""t\#($0)": "\#(title)""# }.joined(separator: ", ")
+        let json =
+            #"{"id": "big", "user": "u-1", "at": "2026-03-14T09:00:00+01:00", "track": "\#(track)", "signal": "like", "snapshot": {"user": "u-1", "#
+            + #""at": "2026-03-14T09:00:00+01:00", "calendar": {"events": [\#(events.joined(separator: ","))]}, "tags": {\#(tags)}}}"#
+        let e = try FeedbackEvent(json: JSONParser.parse(Data(json.utf8)))
+        #expect(PendingEventText(e).utf8.count > Snapshot.maxBytes)
+        try Self.commitPending(e, service: f.service)
+        let loaded = try #require(try f.service.store.loadCachedState(user: "u-1", defaults: f.service.engine.config.defaultWeights))
+        #expect(loaded.pending.map(\.event) == [e])
+        #expect(try f.service.catchUp().users == 1)
+        #expect(try f.service.store.usersBehind().isEmpty)
     }
 }
