@@ -203,7 +203,12 @@ import Testing
         let tracks = try store.allTracks().map(\.id)
         let defaults = f.service.engine.config.defaultWeights
         let rules = Rules(engine: f.service.engine.with(community: nil))
+        // A command's writer (durable, SQLite's own checkpoints and cache), not the service's.
+        try await store.database.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL; PRAGMA wal_autocheckpoint = 1000; PRAGMA cache_size = -2000")
+        }
         let pragmas = try Self.writerPragmas(store)
+        #expect(pragmas == [2, 1000, -2000])
         // Each user's events committed as the service commits feedback: the rows and the events,
         // not the states (as after a crash before a checkpoint); the same events in a clean run.
         var counts: [String: Int] = [:]
