@@ -197,7 +197,7 @@ public final class SoundtrackService: Sendable {
             return (done, failed)
         }
         // Without waiting for the disk: a crash loses at most the last groups' states, whose events
-        // then stay pending (the transaction that writes a state deletes them).
+        // then stay pending (the transaction that writes a state marks them as included).
         let skipped = try store.withoutWaitingForDisk {
             let writer = CatchUpWriter(store: store)
             for group in groups {
@@ -231,6 +231,8 @@ public final class SoundtrackService: Sendable {
             }
             let written = writer.finish()
             failed.merge(written.failed) { a, _ in a }
+            // The rows of the events the states now include, in the order they were written.
+            try store.prunePending()
             return written.skipped
         }
         if !skipped.isEmpty {

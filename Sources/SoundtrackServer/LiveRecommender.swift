@@ -88,19 +88,22 @@ public final class LiveRecommender: Sendable {
     // MARK: - Checkpoints of the view
 
     /// Queues the state of every user with feedback not yet in a queued state write (a checkpoint
-    /// of the view: it deletes the user's pending events as it commits). Users evicted meanwhile
+    /// of the view: each state marks the user's pending events as included as it commits,
+    /// ``UserWrite/view(_:)``), then deletes the pending rows the states include, oldest first, in
+    /// writes of `pruneSlice` rows (``UserWrite/prunePending(limit:)``). Users evicted meanwhile
     /// are skipped: their pending events wait in the database for their next load.
     /// - Parameters:
     ///   - slice: how many states to queue before `pause` is called (and after, the next ones).
+    ///   - pruneSlice: how many pending rows each deletion after the states deletes at most.
     ///   - pause: called between slices: the checkpoint thread lets the committer commit a slice
     ///     (and the feedback queued meanwhile) before it queues the next, so that no feedback waits
     ///     behind thousands of states in one transaction.
     /// - Returns: the number of states queued.
     @discardableResult
-    public func checkpointViews(slice: Int = .max, pause: () -> Void = {}) -> Int {
-        let users = dirty.withLock { d in
+    public func checkpointViews(slice: Int = .max, pruneSlice: Int = .max, pause: () -> Void = {}) -> Int {
+        let (users, events) = dirty.withLock { d in
             defer { d = ([], 0) }
-            return d.users
+            return d
         }
         var queued = 0
         for (i, user) in users.sorted().enumerated() {
@@ -112,7 +115,7 @@ public final class LiveRecommender: Sendable {
                 swap(&taken, &v)
                 guard case var .loaded(cached) = consume taken else { preconditionFailure("a loaded slot") }
                 do {
-                    try committer.enqueue(.state(cached.takeChanges()), ticket: nil)
+                    try committer.enqueue(.view(cached.takeChanges()), ticket: nil)
                     v = .loaded(cached)
                     queued += 1
                 } catch {
@@ -120,6 +123,14 @@ public final class LiveRecommender: Sendable {
                     v = .empty
                 }
             }
+        }
+        // The rows of the events these states include (and any older ones included since), after
+        // the states in commit order. At least one deletion, for rows an earlier round left.
+        var left = max(events, 1)
+        while left > 0 {
+            pause()
+            do { try committer.enqueue(.prunePending(limit: min(left, max(1, pruneSlice))), ticket: nil) } catch { break }
+            left -= min(left, max(1, pruneSlice))
         }
         return queued
     }
@@ -315,7 +326,7 @@ public final class LiveRecommender: Sendable {
             switch write {
             case let .pick(row, _): picks.append(row.record.pickId)
             case let .feedback(row, _), let .pendingFeedback(row, _): events.append(row.event.id)
-            case .addUser, .feedbackRows, .state, .forget: break
+            case .addUser, .feedbackRows, .state, .view, .prunePending, .forget: break
             }
         }
         // In slices, so that the request handlers adding picks meanwhile wait microseconds, not the

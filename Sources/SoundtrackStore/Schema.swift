@@ -322,6 +322,15 @@ enum Schema {
                 )
                 """)
         }
+        m.registerMigration("v11", foreignKeyChecks: .immediate) { db in
+            // How far each user's stored state reaches: the `applied_seq` of the last pending event
+            // it includes. A checkpoint of the view sets it in the transaction of the state instead
+            // of deleting the user's pending rows there (a user's rows lie on pages shared with
+            // other users' rows, so deleting them user by user rewrote each page once per user);
+            // rows at or below it are no longer pending and are deleted later in the order written
+            // (`Store.prunePending`). Rows kept until v10 were all pending: 0.
+            try db.execute(sql: "ALTER TABLE users ADD COLUMN view_seq INTEGER NOT NULL DEFAULT 0 CHECK (view_seq >= 0)")
+        }
         return m
     }
 

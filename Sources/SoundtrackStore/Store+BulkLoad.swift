@@ -134,7 +134,12 @@ extension Store {
         // Events the stored states do not include yet (``CachedUserState/pending``): rare, read
         // user by user (and decoded on several threads).
         var behind: [String] = []
-        let pe = try RawStatement(db, "SELECT DISTINCT user_id FROM pending_events WHERE user_id IN \(wanted)", text: ids)
+        let pe = try RawStatement(
+            db,
+            """
+            SELECT DISTINCT p.user_id FROM pending_events p JOIN users u ON u.id = p.user_id
+            WHERE p.user_id IN \(wanted) AND p.applied_seq > u.view_seq
+            """, text: ids)
         while try pe.step() { behind.append(pe.text(0)) }
 
         var out: [String: CachedUserState] = [:]

@@ -112,7 +112,13 @@ extension Store {
     public func usersBehind() throws -> [String: Int] {
         try database.read { db in
             var out: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT user_id, count(*) FROM pending_events GROUP BY user_id") {
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT p.user_id, count(*) FROM pending_events p JOIN users u ON u.id = p.user_id
+                    WHERE p.applied_seq > u.view_seq GROUP BY p.user_id
+                    """)
+            {
                 out[row[0]] = row[1]
             }
             return out
@@ -242,14 +248,18 @@ extension CachedUserState {
 
 extension Store {
     /// Writes states brought up to date from the pending events they were loaded with, in one
-    /// transaction, each only when its user's pending events are still those of its mark: a user
+    /// transaction, as checkpoints of the view (their events' rows are left for
+    /// ``prunePending(slice:)``), each only when its user's pending events are still those of its mark: a user
     /// another writer changed since it was loaded (and so brought up to date itself), or that was
     /// forgotten, is left as that writer left it.
     /// - Returns: the users left out so.
     /// - Throws: database errors (nothing is written then).
     public func commitCaughtUp(_ states: [(state: UserState, mark: PendingMark)]) throws -> [String] {
         try database.write { db in
-            let probe = try RawStatement(db, cached: "SELECT count(*), max(applied_seq) FROM pending_events WHERE user_id = ?")
+            let probe = try RawStatement(db, cached: """
+                SELECT count(*), max(applied_seq) FROM pending_events
+                WHERE user_id = ?1 AND applied_seq > (SELECT view_seq FROM users WHERE id = ?1)
+                """)
             var writes: [UserWrite] = []
             var skipped: [String] = []
             for (state, mark) in states {
@@ -257,10 +267,26 @@ extension Store {
                 _ = try probe.step()
                 let now = PendingMark(count: probe.int(0), last: probe.isNull(1) ? 0 : probe.int64(1))
                 probe.reset()
-                if now == mark { writes.append(.state(state)) } else { skipped.append(state.user) }
+                if now == mark { writes.append(.view(state)) } else { skipped.append(state.user) }
             }
             try Self.commit(writes, db)
             return skipped
+        }
+    }
+
+    /// Deletes every pending event that its user's stored state includes (at or below the user's
+    /// view mark, `users.view_seq`), oldest first, in transactions of at most `slice` rows: after
+    /// ``commitCaughtUp(_:)`` and checkpoints of the view (``UserWrite/view(_:)``), which mark their
+    /// users' events as included and leave the rows.
+    /// - Returns: the number of rows deleted.
+    /// - Throws: database errors (the transactions before the failing one stay committed).
+    @discardableResult
+    public func prunePending(slice: Int = 8192) throws -> Int {
+        var total = 0
+        while true {
+            let n = try database.write { db in try Self.prunePending(db, limit: max(1, slice)) }
+            total += n
+            if n < max(1, slice) { return total }
         }
     }
 }

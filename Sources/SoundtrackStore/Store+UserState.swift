@@ -119,15 +119,32 @@ extension Store {
 
     /// Writes what the engine changed (``UserState/changes``: bins, memberships, weights, places,
     /// the counters) and the session; clears the changes.
-    static func saveState(_ db: Database, _ state: inout UserState) throws {
+    ///
+    /// The state includes every event of the user that waited for a state write
+    /// (``UserWrite/pendingFeedback(_:event:)``): writes commit in the order they were staged, so
+    /// the pending rows before this write are exactly the events staged before the state was taken.
+    /// The user's view mark (`users.view_seq`) moves to the last of them, so they are no longer
+    /// pending; with `deleteCovered` their rows are deleted here too, else a later
+    /// ``prunePending(_:limit:)`` deletes them with others in the order they were written.
+    static func saveState(_ db: Database, _ state: inout UserState, deleteCovered: Bool = true) throws {
         let user = state.user
-        // The state includes every event that waited for a state write (``UserWrite/pendingFeedback(_:event:)``):
-        // writes commit in the order they were staged, so the pending rows before this write are
-        // exactly the events staged before the state was taken. (A probe of an empty range for
-        // every user without any.)
-        let covered = try RawStatement(db, cached: "DELETE FROM pending_events WHERE user_id = ?")
-        try covered.bind(1, user)
-        try covered.execute()
+        // (A probe of an empty range for every user without any.)
+        let last = try RawStatement(db, cached: "SELECT max(applied_seq) FROM pending_events WHERE user_id = ?")
+        try last.bind(1, user)
+        _ = try last.step()
+        let lastPending: Int64? = last.isNull(0) ? nil : last.int64(0)
+        last.reset()
+        if let lastPending {
+            let mark = try RawStatement(db, cached: "UPDATE users SET view_seq = ?1 WHERE id = ?2 AND view_seq < ?1")
+            try mark.bind(1, lastPending)
+            try mark.bind(2, user)
+            try mark.execute()
+            if deleteCovered {
+                let covered = try RawStatement(db, cached: "DELETE FROM pending_events WHERE user_id = ?")
+                try covered.bind(1, user)
+                try covered.execute()
+            }
+        }
         // The rows every pick writes (users, sessions, picks) are bound through SQLite's C API
         // (``RawStatement``): the service's writer commits thousands of picks a second.
         if state.changes.counters {
@@ -310,6 +327,21 @@ extension Store {
         try stmt.execute()
     }
 
+    /// Deletes up to `limit` rows of `pending_events` that their users' stored states include
+    /// (at or below `users.view_seq`), oldest first: rows written one after the other share pages,
+    /// so each page is rewritten once, where deleting them user by user rewrote it once per user.
+    /// - Returns: the number of rows deleted.
+    static func prunePending(_ db: Database, limit: Int) throws -> Int {
+        let stmt = try RawStatement(db, cached: """
+            DELETE FROM pending_events WHERE id IN (
+                SELECT p.id FROM pending_events p JOIN users u ON u.id = p.user_id
+                WHERE p.applied_seq <= u.view_seq ORDER BY p.id LIMIT ?)
+            """)
+        try stmt.bind(1, limit)
+        try stmt.execute()
+        return db.changesCount
+    }
+
     /// Keeps an applied event whose effect on the user's state is not written yet, as it came
     /// (``UserWrite/pendingFeedback(_:event:)``).
     static func insertPending(_ db: Database, user: String, _ event: PendingEventText, seq: Int64) throws {
@@ -331,7 +363,7 @@ extension Store {
         let stmt = try RawStatement(db, cached: """
             SELECT p.applied_seq, p.event, f.bin_number, f.switched_to
             FROM pending_events p LEFT JOIN feedback f ON f.user_id = p.user_id AND f.applied_seq = p.applied_seq
-            WHERE p.user_id = ? ORDER BY p.applied_seq
+            WHERE p.user_id = ?1 AND p.applied_seq > (SELECT view_seq FROM users WHERE id = ?1) ORDER BY p.applied_seq
             """)
         try stmt.bind(1, user)
         var out: [PendingRow] = []

@@ -58,7 +58,15 @@ public enum UserWrite: Sendable {
     /// a replay block's rows, thousands of them, without a write each.
     case feedbackRows([FeedbackRow])
     /// A user's state: what ``UserState/changes`` records (bins, weights, places, counters) and the session.
+    /// The user's pending events it includes are deleted with it.
     case state(UserState)
+    /// A user's state as a checkpoint of the view (the HTTP service): as ``state(_:)``, but the
+    /// pending events it includes are only marked as included (`users.view_seq`) and left for a
+    /// later ``prunePending(limit:)``, which deletes the rows of many users in the order they were
+    /// written instead of rewriting each shared page once per user.
+    case view(UserState)
+    /// Deletes up to `limit` pending events that their users' stored states include, oldest first.
+    case prunePending(limit: Int)
     /// Deleting every row of a user.
     case forget(String)
 
@@ -69,7 +77,8 @@ public enum UserWrite: Sendable {
         case let .pick(row, _): [row.record.user]
         case let .feedback(row, _), let .pendingFeedback(row, _): [row.event.user]
         case let .feedbackRows(rows): rows.map(\.event.user)
-        case let .state(state): [state.user]
+        case let .state(state), let .view(state): [state.user]
+        case .prunePending: []
         }
     }
 
@@ -77,8 +86,8 @@ public enum UserWrite: Sendable {
     var state: UserState? {
         switch self {
         case let .pick(_, state), let .feedback(_, state): state
-        case let .state(state): state
-        case .addUser, .feedbackRows, .pendingFeedback, .forget: nil
+        case let .state(state), let .view(state): state
+        case .addUser, .feedbackRows, .pendingFeedback, .forget, .prunePending: nil
         }
     }
 }
@@ -111,15 +120,20 @@ extension Store {
         for j in lastOf.values { saveAt[j] = true }
         lastOf = [:]
 
-        // The merged states of users with more states to come.
-        var held: [String: UserState] = [:]
-        func stage(_ state: UserState, at i: Int) throws {
+        // The merged states of users with more states to come, and whether any of them deletes the
+        // pending events it includes (all but checkpoints of the view).
+        var held: [String: (state: UserState, deleteCovered: Bool)] = [:]
+        func stage(_ state: UserState, at i: Int, deleteCovered: Bool = true) throws {
             var s = state
-            if let earlier = held.removeValue(forKey: s.user) { s = merge(earlier, then: s) }
+            var delete = deleteCovered
+            if let earlier = held.removeValue(forKey: s.user) {
+                s = merge(earlier.state, then: s)
+                delete = delete || earlier.deleteCovered
+            }
             if saveAt[i] {
-                try saveState(db, &s)
+                try saveState(db, &s, deleteCovered: delete)
             } else {
-                held[s.user] = s
+                held[s.user] = (s, delete)
             }
         }
         // Looked up in the statement cache once, not once a row (a replay block inserts thousands).
@@ -145,6 +159,10 @@ extension Store {
                 for row in rows { try insert(row) }
             case let .state(state):
                 try stage(state, at: i)
+            case let .view(state):
+                try stage(state, at: i, deleteCovered: false)
+            case let .prunePending(limit):
+                _ = try prunePending(db, limit: limit)
             case let .forget(user):
                 try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [user])
             }

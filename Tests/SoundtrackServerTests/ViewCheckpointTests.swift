@@ -90,8 +90,11 @@ import Testing
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM feedback WHERE user_id = 'u-1' AND snapshot IS NOT NULL")
             }
             #expect(kept == 0)
+            // The checkpoint's prune, committed before that feedback, deleted the events it covered.
+            #expect(try store.rowCounts(user: "u-1")["pending_events"] == 0)
         }
         #expect(try store.usersBehind().isEmpty)  // the shutdown's checkpoint wrote u-2
+        #expect(try store.rowCounts(user: "u-2")["pending_events"] == 0)
     }
 
     @Test func whenABatchIsRetriedAUsersWritesAfterOneOfTheirsFailedFailToo() async throws {

@@ -297,6 +297,69 @@ struct StoreTests {
         #expect(throws: RuleError.unknownUser("u-1")) { try service.forget(user: "u-1") }
     }
 
+    @Test("A checkpoint of the view marks its user's pending events as included; the prune deletes exactly those rows, oldest first")
+    func viewMarksAndPrune() throws {
+        let service = try Self.service(.file)
+        let store = service.store, defaults = service.engine.config.defaultWeights
+        let users = ["u-1", "u-2", "u-3"]
+        var picks: [String: Pick] = [:]
+        for u in users {
+            try store.addUser(NewUser(id: u), at: Date())
+            picks[u] = try service.pick(Self.snapshot("gym", "2026-03-11T09:00:00+01:00", user: u))
+        }
+        // Three pending events a user, interleaved in the table as a service commits them: the
+        // events alone, their users' states kept in memory (as the service's cache does).
+        var live: [String: CachedUserState] = [:]
+        for u in users { live[u] = try #require(try store.loadCachedState(user: u, defaults: defaults)) }
+        func pend(_ u: String, _ k: Int) throws {
+            let e = FeedbackEvent(
+                id: "p-\(u)-\(k)", user: u, at: Timestamp(rfc3339: "2026-03-11T12:3\(k):00+01:00")!, track: picks[u]!.track.id,
+                signal: k == 2 ? .skip : .like, pickId: picks[u]!.pickId)
+            let verdict = try store.readUser(u, defaults: defaults) { _, reads in
+                try Rules(engine: service.engine.with(catalog: reads.catalog))
+                    .stageFeedback(e, appliedBy: nil, user: &live[u]!, pick: reads.pickRecord(id:))
+            }
+            guard case let .applied(row) = verdict else { throw RuleError.noContext }
+            try store.commit([.pendingFeedback(row, event: PendingEventText(e))])
+        }
+        for k in 1...3 { for u in users { try pend(u, k) } }
+        #expect(try store.usersBehind() == ["u-1": 3, "u-2": 3, "u-3": 3])
+        let current = try users.map { try service.state(user: $0) }
+
+        // u-1 and u-2 brought up to date as a checkpoint of the view: their rows stay, no longer pending.
+        let loaded = try store.loadCachedStates(users: ["u-1", "u-2"], defaults: defaults)
+        var caughtUp: [(state: UserState, mark: PendingMark)] = []
+        let rules = Rules(engine: service.engine.with(catalog: IndexCatalog(CatalogIndex(tracks: try store.allTracks()))))
+        for u in ["u-1", "u-2"] {
+            var c = try #require(loaded[u])
+            let mark = try #require(c.pendingMark)
+            try rules.catchUp(&c) { try store.pickRecord(id: $0) }
+            caughtUp.append((c.state, mark))
+        }
+        #expect(try store.commitCaughtUp(caughtUp) == [])
+        #expect(try store.usersBehind() == ["u-3": 3])
+        #expect(try store.rowCounts(user: "u-1")["pending_events"] == 3)
+        let u1 = try #require(try store.loadCachedState(user: "u-1", defaults: defaults))
+        #expect(u1.pending.isEmpty && u1.feedbackSeq == 3)
+        #expect(u1.state.bins == current[0].bins && u1.state.weights == current[0].weights)
+
+        // A later event of u-1 is pending again; the prune leaves it and u-3's, and takes the six others.
+        try pend("u-1", 4)
+        #expect(try store.usersBehind() == ["u-1": 1, "u-3": 3])
+        #expect(try store.prunePending(slice: 4) == 6)
+        #expect(try store.rowCounts(user: "u-1")["pending_events"] == 1)
+        #expect(try store.rowCounts(user: "u-2")["pending_events"] == 0)
+        #expect(try store.rowCounts(user: "u-3")["pending_events"] == 3)
+        #expect(try store.loadCachedState(user: "u-1", defaults: defaults)?.pending.map(\.seq) == [4])
+        #expect(try store.prunePending() == 0)
+
+        // A state written the usual way (a command's transaction) deletes its user's rows at once.
+        _ = try service.pick(Self.snapshot("gym", "2026-03-11T13:00:00+01:00", user: "u-3"))
+        #expect(try store.usersBehind() == ["u-1": 1])
+        #expect(try store.rowCounts(user: "u-3")["pending_events"] == 0)
+        #expect(try store.check() == [])
+    }
+
     @Test("The schema enforces its invariants")
     func invariants() throws {
         let service = try Self.service(.memory)
