@@ -31,11 +31,11 @@ public final class WALCheckpointer: Sendable {
             try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? 2
         }
         var config = Configuration()
-        // Short (GRDB's timeout is in seconds: 5 ms): a restart checkpoint holds new writes back
-        // while it waits for readers to leave the log, and a busy checkpoint is simply tried again
-        // on the next round. With 1 (one second, meant as a millisecond) each restart held the
-        // committer back for 85–180 ms in SQLite's growing busy sleeps: the load test's feedback p99.
-        config.busyMode = .timeout(0.005)
+        // Short (5 ms, tried every 0.1 ms): a restart checkpoint holds new writes back while it waits
+        // for readers to leave the log, and a busy checkpoint is simply tried again on the next
+        // round. With a timeout of 1 s (meant as a millisecond) each restart held the committer back
+        // for 85–180 ms in SQLite's growing busy sleeps: the load test's feedback p99.
+        config.busyMode = .callback(Store.pollEvery(microseconds: 100, upTo: 0.005))
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
         }

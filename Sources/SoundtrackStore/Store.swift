@@ -28,7 +28,7 @@ public final class Store: Sendable {
         emailKeys = EmailKeyring(emailKey ?? .file(EmailKey.defaultFile(forDatabase: path)))
         var config = Configuration()
         config.foreignKeysEnabled = true
-        config.busyMode = .timeout(10)
+        config.busyMode = .callback(Self.pollEvery(microseconds: 200, upTo: 10))
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(durable ? "FULL" : "NORMAL")")
         }
@@ -36,6 +36,19 @@ public final class Store: Sendable {
         try Schema.migrator.migrate(pool)
         database = pool
         self.path = path
+    }
+
+    /// A busy handler that tries again every `microseconds` until `seconds` have passed. SQLite's own
+    /// (`sqlite3_busy_timeout`) sleeps 1, 2, 5, 10, 15, 20, 25, … up to 100 ms between tries, so a
+    /// writer that met a lock held for 30 ms (a checkpoint letting the WAL start over) went on after
+    /// 53 ms; the HTTP service's feedback waited that long behind it.
+    static func pollEvery(microseconds: UInt32, upTo seconds: Double) -> Database.BusyCallback {
+        let tries = max(1, Int(seconds * 1e6 / Double(max(1, microseconds))))
+        return { n in
+            guard n < tries else { return false }
+            usleep(microseconds)
+            return true
+        }
     }
 
     private init(queue: DatabaseQueue, emailKey: EmailKey) throws {
