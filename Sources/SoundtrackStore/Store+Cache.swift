@@ -256,10 +256,12 @@ extension Store {
     /// - Throws: database errors (nothing is written then).
     public func commitCaughtUp(_ states: [(state: UserState, mark: PendingMark)]) throws -> [String] {
         try database.write { db in
-            let probe = try RawStatement(db, cached: """
-                SELECT count(*), max(applied_seq) FROM pending_events
-                WHERE user_id = ?1 AND applied_seq > (SELECT view_seq FROM users WHERE id = ?1)
-                """)
+            let probe = try RawStatement(
+                db,
+                cached: """
+                    SELECT count(*), max(applied_seq) FROM pending_events
+                    WHERE user_id = ?1 AND applied_seq > (SELECT view_seq FROM users WHERE id = ?1)
+                    """)
             var writes: [UserWrite] = []
             var skipped: [String] = []
             for (state, mark) in states {
