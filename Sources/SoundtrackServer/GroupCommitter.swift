@@ -27,12 +27,82 @@ final class GroupCommitter: Service, Sendable {
             tickets.append(ticket)
         }
 
-        /// The first `n` writes, removed from this batch.
-        mutating func removeFirst(_ n: Int) -> Batch {
-            let head = Batch(writes: Array(writes.prefix(n)), tickets: Array(tickets.prefix(n)))
-            writes.removeFirst(n)
-            tickets.removeFirst(n)
+        /// The users whose writes must go in the next transaction: those of the writes someone
+        /// waits for (with a ticket) and of every write that is not a pick (checkpoints of the
+        /// view, which spreads them out itself).
+        var mustGo: Set<String> {
+            var users = Set<String>()
+            for (w, t) in zip(writes, tickets) {
+                if case .pick = w, t == nil { continue }
+                users.formUnion(w.users)
+            }
+            return users
+        }
+
+        /// Removes and returns, in their order, the writes of `users` and those that name no user;
+        /// the others stay, in theirs.
+        mutating func remove(users: Set<String>) -> Batch {
+            var taken = Batch(), kept = Batch()
+            for (w, t) in zip(writes, tickets) {
+                let named = w.users
+                if named.isEmpty || named.contains(where: users.contains) {
+                    taken.append(w, t)
+                } else {
+                    kept.append(w, t)
+                }
+            }
+            self = kept
+            return taken
+        }
+
+        /// The same writes with each user's together, users in the order of their first write
+        /// (a user's writes keep their order): then any prefix that ends at a user's last write
+        /// holds all of its users' writes.
+        func groupedByUser() -> Batch {
+            var order: [String: Int] = [:]
+            var keys: [Int] = []
+            keys.reserveCapacity(writes.count)
+            for w in writes {
+                let user = w.users.first ?? ""
+                if order[user] == nil { order[user] = order.count }
+                keys.append(order[user]!)
+            }
+            let sorted = keys.indices.sorted { keys[$0] != keys[$1] ? keys[$0] < keys[$1] : $0 < $1 }
+            return Batch(writes: sorted.map { writes[$0] }, tickets: sorted.map { tickets[$0] })
+        }
+
+    }
+
+    /// Picks that are due, each user's together (``Batch/groupedByUser()``), committed a few
+    /// hundred at a time from the front.
+    struct Due {
+        private var batch = Batch()
+        private var next = 0
+        var isEmpty: Bool { next >= batch.count }
+
+        init(_ batch: Batch = Batch()) { self.batch = batch.groupedByUser() }
+
+        /// The next writes, at least `count` of them (or all that are left), ending at the last
+        /// write of a user.
+        mutating func take(atLeast count: Int) -> Batch {
+            var end = min(next + count, batch.count)
+            if end > next {
+                let last = batch.writes[end - 1].users.first ?? ""
+                while end < batch.count, (batch.writes[end].users.first ?? "") == last { end += 1 }
+            }
+            let head = Batch(writes: Array(batch.writes[next..<end]), tickets: Array(batch.tickets[next..<end]))
+            next = end
+            if isEmpty { self = Due() }
             return head
+        }
+
+        /// The writes left of `users` (and those that name no user), removed, in their order.
+        mutating func remove(users: Set<String>) -> Batch {
+            var rest = Batch(writes: Array(batch.writes[next...]), tickets: Array(batch.tickets[next...]))
+            let taken = rest.remove(users: users)
+            batch = rest
+            next = 0
+            return taken
         }
     }
 
@@ -60,6 +130,8 @@ final class GroupCommitter: Service, Sendable {
 
     private let store: Store
     private let maxBatch: Int
+    /// About how many picks due go in one transaction (all of a user's together).
+    private let chunk: Int
     private let maxQueued: Int
     private let pickDelay: Duration
     /// The nice value the commit thread adds to its priority (``ServerConfiguration/backgroundNice``).
@@ -75,12 +147,15 @@ final class GroupCommitter: Service, Sendable {
     let closing: @Sendable () -> Void
 
     init(
-        store: Store, maxBatch: Int, maxQueued: Int, pickDelay: Duration, nice: Int32 = 0, metrics: ServerMetrics, logger: Logger,
+        store: Store, maxBatch: Int, chunk: Int = 2048, maxQueued: Int, pickDelay: Duration, nice: Int32 = 0,
+        metrics: ServerMetrics,
+        logger: Logger,
         settled: @escaping @Sendable ([UserWrite], (any Error)?) -> Void, closing: @escaping @Sendable () -> Void = {}
     ) {
         self.store = store
         self.nice = nice
         self.maxBatch = max(1, maxBatch)
+        self.chunk = max(1, min(chunk, self.maxBatch))
         self.maxQueued = max(1, maxQueued)
         self.pickDelay = pickDelay
         self.metrics = metrics
@@ -155,38 +230,41 @@ final class GroupCommitter: Service, Sendable {
     private func loop() {
         enum Next {
             case sleep(until: ContinuousClock.Instant?)
+            /// The batch to commit.
             case commit(Batch, admissions: [CheckedContinuation<Void, Never>])
+            /// The whole queue, picks not due: what must go now goes (sorted off the lock: the
+            /// queue may hold thousands of picks); the rest goes back.
+            case urgent(Batch)
+            /// The whole queue, picks due: what must go now goes first, in a transaction of its
+            /// own; the rest becomes `due`.
+            case startDue(Batch)
+            /// A transaction of `due` (``commitDue(_:)``).
+            case nextOfDue
             case exit
         }
+        // Picks that are due, each user's together, put into a transaction `chunk` or so at a time.
+        var due = Due()
         while true {
             let next: Next = state.withLock { s in
                 s.waiting = .no
+                if !due.isEmpty { return .nextOfDue }
                 if s.items.isEmpty {
                     if s.closed { return .exit }
                     s.waiting = .forWrites
                     return .sleep(until: nil)
                 }
-                let due = s.oldest + pickDelay
-                if !s.urgent, !s.closed, s.admissions.isEmpty, s.items.count < maxBatch, ContinuousClock.now < due {
+                let dueAt = s.oldest + pickDelay
+                let picksDue = s.closed || !s.admissions.isEmpty || s.items.count >= maxBatch || ContinuousClock.now >= dueAt
+                if !picksDue && !s.urgent {
                     s.waiting = .toGather
-                    return .sleep(until: due)
+                    return .sleep(until: dueAt)
                 }
-                let batch: Batch
-                if s.items.count <= maxBatch {
-                    batch = s.items
-                    s.items = Batch()
-                    s.urgent = false
-                } else {
-                    batch = s.items.removeFirst(maxBatch)
-                    s.urgent = s.items.tickets.contains { $0 != nil }
-                    s.oldest = .now
-                }
-                var admissions: [CheckedContinuation<Void, Never>] = []
-                if s.items.count < maxQueued {
-                    admissions = s.admissions
-                    s.admissions = []
-                }
-                return .commit(batch, admissions: admissions)
+                let all = s.items
+                s.items = Batch()
+                s.urgent = false
+                if !picksDue { return .urgent(all) }
+                if all.count <= chunk { return .commit(all, admissions: takeAdmissions(&s)) }
+                return .startDue(all)
             }
             switch next {
             case .exit:
@@ -199,8 +277,95 @@ final class GroupCommitter: Service, Sendable {
             case let .commit(batch, admissions):
                 for a in admissions { a.resume() }
                 commit(batch)
+            case var .startDue(all):
+                let first = all.remove(users: all.mustGo)
+                due = Due(all)
+                let admissions = state.withLock { takeAdmissions(&$0) }
+                for a in admissions { a.resume() }
+                if !first.isEmpty { commit(first) }
+            case .nextOfDue:
+                commitDue(&due)
+            case var .urgent(rest):
+                let batch = rest.remove(users: rest.mustGo)
+                let admissions = putBack(rest)
+                for a in admissions { a.resume() }
+                if !batch.isEmpty { commit(batch) }
             }
         }
+    }
+
+    /// Commits picks that are due, in one transaction that takes them `chunk` writes or so at a
+    /// time (each user's together) until none are left, or until writes someone waits for were
+    /// queued meanwhile: then those and their users' writes (the ones still in `due` first) are
+    /// the transaction's last part, and the rest of `due` waits for the next transaction. A
+    /// second of picks is thus one transaction when nothing else comes (as few page rewrites as
+    /// before), and feedback waits for one part and the commit, not for the whole second.
+    private func commitDue(_ due: inout Due) {
+        let start = ContinuousClock.now
+        var included = Batch()
+        var closed = false
+        do {
+            try store.commit(parts: { () -> [UserWrite]? in
+                if closed || due.isEmpty { return nil }
+                // At least one part of `due` a transaction, so that feedback cannot starve the picks.
+                if !included.isEmpty, let urgent = takeUrgent(&due) {
+                    closed = true
+                    included.writes += urgent.writes
+                    included.tickets += urgent.tickets
+                    return urgent.writes
+                }
+                let part = due.take(atLeast: chunk)
+                included.writes += part.writes
+                included.tickets += part.tickets
+                return part.writes
+            })
+            metrics.commitSeconds.record(ContinuousClock.now - start)
+            metrics.writeBatches.increment()
+            metrics.writesCommitted.increment(by: Int64(included.count))
+            settle(included, nil)
+        } catch {
+            retryOneByOne(included, after: error)
+        }
+    }
+
+    /// The queued writes someone waits for, with every queued write of their users and their writes
+    /// still in `due` (older, so first); the other queued writes stay queued. `nil` when none waits.
+    private func takeUrgent(_ due: inout Due) -> Batch? {
+        guard
+            var queued: Batch = state.withLock({ s in
+                guard s.urgent else { return nil }
+                defer {
+                    s.items = Batch()
+                    s.urgent = false
+                }
+                return s.items
+            })
+        else { return nil }
+        let users = queued.mustGo
+        var batch = due.remove(users: users)
+        let taken = queued.remove(users: users)
+        batch.writes += taken.writes
+        batch.tickets += taken.tickets
+        let admissions = putBack(queued)
+        for a in admissions { a.resume() }
+        return batch
+    }
+
+    /// Puts writes taken from the queue back in front of what was queued since; returns the
+    /// handlers waiting for room, if there is room now.
+    private func putBack(_ rest: Batch) -> [CheckedContinuation<Void, Never>] {
+        state.withLock { s in
+            s.items = Batch(writes: rest.writes + s.items.writes, tickets: rest.tickets + s.items.tickets)
+            s.urgent = s.items.tickets.contains { $0 != nil }
+            return takeAdmissions(&s)
+        }
+    }
+
+    /// The handlers waiting for room, to be let go when the queue has some.
+    private func takeAdmissions(_ s: inout State) -> [CheckedContinuation<Void, Never>] {
+        guard s.items.count < maxQueued else { return [] }
+        defer { s.admissions = [] }
+        return s.admissions
     }
 
     private func commit(_ batch: Batch) {
@@ -212,26 +377,31 @@ final class GroupCommitter: Service, Sendable {
             metrics.writesCommitted.increment(by: Int64(batch.count))
             settle(batch, nil)
         } catch {
-            // One bad write must not sink the others: retry each in its own transaction. A user's
-            // writes after one of theirs failed fail too: each was staged on the state the failed one
-            // left in memory (a state write after a failed event would hold the event's effect
-            // without its row, or delete the pending events of writes that were not committed).
-            logger.error("write batch failed; retrying one by one", metadata: ["writes": "\(batch.count)", "error": "\(Self.describe(error))"])
-            var failedUsers = Set<String>()
-            for (write, ticket) in zip(batch.writes, batch.tickets) {
-                let one = Batch(writes: [write], tickets: [ticket])
-                if write.users.contains(where: failedUsers.contains) {
-                    settle(one, error)
-                    continue
-                }
-                do {
-                    try store.commit(one.writes)
-                    settle(one, nil)
-                } catch {
-                    logger.error("write failed", metadata: ["users": "\(write.users.joined(separator: ","))", "error": "\(Self.describe(error))"])
-                    failedUsers.formUnion(write.users)
-                    settle(one, error)
-                }
+            retryOneByOne(batch, after: error)
+        }
+    }
+
+    /// One bad write must not sink the others: retries each write of a failed batch in its own
+    /// transaction.
+    private func retryOneByOne(_ batch: Batch, after error: any Error) {
+        // A user's writes after one of theirs failed fail too: each was staged on the state the failed one
+        // left in memory (a state write after a failed event would hold the event's effect
+        // without its row, or delete the pending events of writes that were not committed).
+        logger.error("write batch failed; retrying one by one", metadata: ["writes": "\(batch.count)", "error": "\(Self.describe(error))"])
+        var failedUsers = Set<String>()
+        for (write, ticket) in zip(batch.writes, batch.tickets) {
+            let one = Batch(writes: [write], tickets: [ticket])
+            if write.users.contains(where: failedUsers.contains) {
+                settle(one, error)
+                continue
+            }
+            do {
+                try store.commit(one.writes)
+                settle(one, nil)
+            } catch {
+                logger.error("write failed", metadata: ["users": "\(write.users.joined(separator: ","))", "error": "\(Self.describe(error))"])
+                failedUsers.formUnion(write.users)
+                settle(one, error)
             }
         }
     }

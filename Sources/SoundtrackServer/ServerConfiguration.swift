@@ -25,8 +25,15 @@ public struct ServerConfiguration: Sendable {
     public var adminRate = RateLimit(perSecond: 2000, burst: 4000)
     /// How long an API key lookup is cached (seconds): a key revoked by the CLI stops working within this time.
     public var keyCacheSeconds: Double = 5
-    /// The most write operations committed in one transaction (group commit).
+    /// The most writes the committer gathers before the picks among them are due, whatever
+    /// ``pickCommitDelay`` says (group commit).
     public var maxWriteBatch: Int = 16384
+    /// About how many writes one transaction commits once picks are due: a second of picks goes
+    /// in several transactions, all of a user's writes in the same one (so a user's state is still
+    /// written once), and feedback, which never waits behind other users' queued picks
+    /// (``GroupCommitter``), waits at most for the one under way: about 50 ms, where a second of
+    /// picks in one transaction held it back for up to half a second.
+    public var pickCommitChunk: Int = 512
     /// The most writes waiting for the committer: past this, requests wait before they change
     /// anything (back-pressure), so a committer that falls behind slows picks down instead of
     /// piling up memory.

@@ -64,7 +64,7 @@ public final class SoundtrackAPI: Sendable {
             service: service, index: index, clock: configuration.clock, checkpointEvents: configuration.viewCheckpointEvents,
             metrics: metrics, logger: logger)
         let committer = GroupCommitter(
-            store: service.store, maxBatch: configuration.maxWriteBatch, maxQueued: configuration.maxQueuedWrites,
+            store: service.store, maxBatch: configuration.maxWriteBatch, chunk: configuration.pickCommitChunk, maxQueued: configuration.maxQueuedWrites,
             pickDelay: configuration.pickCommitDelay, nice: configuration.backgroundNice,
             metrics: metrics, logger: logger,
             settled: { items, error in live.settled(items, error) },

@@ -104,6 +104,16 @@ extension Store {
         try database.write { db in try Self.commit(writes, db) }
     }
 
+    /// Commits writes handed over in parts, in one transaction: `nextPart` is called until it
+    /// returns `nil`, each part written as ``commit(_:)`` writes its writes (a user's states are
+    /// merged within a part, so a user's writes should be in one part).
+    /// - Throws: what `nextPart` throws; a database error; then nothing of them is written.
+    public func commit(parts nextPart: () throws -> [UserWrite]?) throws {
+        try database.write { db in
+            while let part = try nextPart() { try Self.commit(part, db) }
+        }
+    }
+
     static func commit(_ writes: [UserWrite], _ db: Database) throws {
         // Each user's state is written at the user's last state before the user's next `forget`
         // (or the end): most users have one state, which is then written as it is, without being

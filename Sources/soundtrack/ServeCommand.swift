@@ -29,6 +29,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The largest request body in bytes (default: the configuration file's server.max_body_bytes, else 1 MiB).") var maxBodyBytes: Int?
     @Option(help: "How long picks may wait to be committed together when no feedback waits, in milliseconds (default 1000; a crash loses at most that much of the last picks, never acknowledged feedback).")
     var pickCommitMs: Int?
+    @Option(help: "About how many writes each transaction takes once a second of picks is due, each user's together; feedback waits at most for one of them (default 512).")
+    var pickCommitChunk: Int?
     @Option(help: "Nice value added to the writer and checkpoint threads, so that request threads run first when the cores are busy (default 0; 10 lowers the p99 below capacity by about 1 ms but lets the writer starve past it: see docs/http-api.md).")
     var backgroundNice: Int32?
     @Option(help: "Seconds a connection may wait for a complete request part before it is closed: idle keep-alive connections and slow request heads (default: server.idle_timeout_s, else 30).")
@@ -54,6 +56,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let maxBodyBytes, maxBodyBytes < 1024 { throw ValidationError("--max-body-bytes must be at least 1024") }
         if let backgroundNice, !(0...19).contains(backgroundNice) { throw ValidationError("--background-nice must be in 0...19, got \(backgroundNice)") }
         if let pickCommitMs, !(0...10_000).contains(pickCommitMs) { throw ValidationError("--pick-commit-ms must be in 0...10000") }
+        if let pickCommitChunk, !(1...1_000_000).contains(pickCommitChunk) { throw ValidationError("--pick-commit-chunk must be in 1...1000000, got \(pickCommitChunk)") }
         if let viewCheckpointMs, !(1...600_000).contains(viewCheckpointMs) {
             throw ValidationError("--view-checkpoint-ms must be in 1...600000, got \(viewCheckpointMs)")
         }
@@ -88,6 +91,7 @@ struct ServeCommand: AsyncParsableCommand {
         config.maxBodyBytes = maxBodyBytes ?? file.maxBodyBytes ?? (1 << 20)
         if let n = file.maxBatchEvents { config.maxBatchEvents = n }
         if let pickCommitMs { config.pickCommitDelay = .milliseconds(pickCommitMs) }
+        if let pickCommitChunk { config.pickCommitChunk = pickCommitChunk }
         if let backgroundNice { config.backgroundNice = backgroundNice }
         if let viewCheckpointMs { config.viewCheckpointInterval = .milliseconds(viewCheckpointMs) }
         if let viewCheckpointEvents { config.viewCheckpointEvents = viewCheckpointEvents }

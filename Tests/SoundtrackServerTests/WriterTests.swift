@@ -37,6 +37,58 @@ import Testing
         #expect(try store.user("u-1")?.picks == 2)
     }
 
+    @Test func feedbackDoesNotWaitForOtherUsersQueuedPicks() async throws {
+        // Picks of four users held back; feedback of one of them commits that user's picks (which
+        // it may name) and leaves the others queued: a second of picks no longer rides along with
+        // the first feedback after it.
+        let users = (1...4).map { "u-\($0)" }
+        let f = try Fixture(users: users) {
+            $0.pickCommitDelay = .seconds(60)
+            $0.userRate = RateLimit(perSecond: 10_000, burst: 10_000)
+        }
+        let store = f.service.store
+        try await f.api.buildApplication().test(.router) { client in
+            var last: [String: (pick: String, track: String)] = [:]
+            for i in 0..<12 {
+                let u = users[i % users.count]
+                let r = try await client.send(.post, "/v1/picks", key: f.keys[u], body: Doc.snapshot(user: u))
+                #expect(r.status == .ok)
+                last[u] = (try #require(r.json["pick_id"]?.stringValue), try #require(r.json["track"]?["id"]?.stringValue))
+            }
+            let u1 = try #require(last["u-1"])
+            let r = try await client.send(.post, "/v1/feedback", key: f.keys["u-1"], body: Doc.event(id: "ev-1", user: "u-1", track: u1.track, pickId: u1.pick))
+            #expect(r.json["status"]?.stringValue == "applied")
+            #expect(try store.user("u-1")?.picks == 3)
+            #expect(try store.feedbackCount(user: "u-1") == 1)
+            for u in users.dropFirst() { #expect(try store.user(u)?.picks == 0, "\(u)'s picks are still held back") }
+        }
+        // Committed on graceful shutdown, each user's in order.
+        for u in users { #expect(try store.user(u)?.picks == 3) }
+    }
+
+    @Test func aSecondOfPicksIsCommittedInChunksOfWholeUsers() {
+        // Writes of users a, b, a, c, b, a (as they were queued): grouped by user in the order of
+        // each user's first write, each user's in its order; taken at least two at a time, each
+        // take ending at a user's last write.
+        let at = (0..<6).map { Date(timeIntervalSince1970: Double($0)) }
+        var batch = GroupCommitter.Batch()
+        for (i, u) in ["a", "b", "a", "c", "b", "a"].enumerated() { batch.append(.addUser(u, at: at[i]), nil) }
+        func described(_ b: GroupCommitter.Batch) -> [String] {
+            b.writes.map { w in
+                guard case let .addUser(u, d) = w else { return "?" }
+                return "\(u)\(Int(d.timeIntervalSince1970))"
+            }
+        }
+        #expect(described(batch.groupedByUser()) == ["a0", "a2", "a5", "b1", "b4", "c3"])
+        var due = GroupCommitter.Due(batch)
+        #expect(described(due.take(atLeast: 2)) == ["a0", "a2", "a5"])
+        // Feedback of c came meanwhile: c's writes still due go with it, before its queued ones.
+        #expect(described(due.remove(users: ["c"])) == ["c3"])
+        #expect(!due.isEmpty)
+        #expect(described(due.take(atLeast: 1)) == ["b1", "b4"])
+        #expect(due.isEmpty)
+    }
+
     @Test func aFullQueueMakesTheWriterCommitInsteadOfHoldingPicksBack() async throws {
         let f = try Fixture {
             $0.pickCommitDelay = .seconds(60)
