@@ -41,7 +41,7 @@ public struct FeedbackRow: Sendable, Equatable {
 /// ``Store/commit(_:)`` writes. Every front-end commits a sequence of them in one transaction:
 /// the CLI one pick or event with the user's state, the HTTP service the writes of many requests
 /// (group commit), batch and replay a block's rows and the final state of each user it changed.
-public enum UserWrite: Sendable {
+public indirect enum UserWrite: Sendable {
     /// A new user with default settings (replay's `--create-users`), created at `at`.
     case addUser(String, at: Date)
     /// A pick's row, and the user's state after it when it is to be written with it.
