@@ -31,6 +31,8 @@ struct ServeCommand: AsyncParsableCommand {
     var pickCommitMs: Int?
     @Option(help: "About how many writes each transaction takes once a second of picks is due, each user's together; feedback waits at most for one of them (default 512).")
     var pickCommitChunk: Int?
+    @Option(help: "SQLite's page cache of the write connection, in MiB (default 64; see docs/http-api.md).")
+    var writeCacheMib: Int?
     @Option(help: "Nice value added to the writer and checkpoint threads, so that request threads run first when the cores are busy (default 0; 10 lowers the p99 below capacity by about 1 ms but lets the writer starve past it: see docs/http-api.md).")
     var backgroundNice: Int32?
     @Option(help: "Seconds a connection may wait for a complete request part before it is closed: idle keep-alive connections and slow request heads (default: server.idle_timeout_s, else 30).")
@@ -56,6 +58,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let maxBodyBytes, maxBodyBytes < 1024 { throw ValidationError("--max-body-bytes must be at least 1024") }
         if let backgroundNice, !(0...19).contains(backgroundNice) { throw ValidationError("--background-nice must be in 0...19, got \(backgroundNice)") }
         if let pickCommitMs, !(0...10_000).contains(pickCommitMs) { throw ValidationError("--pick-commit-ms must be in 0...10000") }
+        if let writeCacheMib, !(2...4096).contains(writeCacheMib) { throw ValidationError("--write-cache-mib must be in 2...4096, got \(writeCacheMib)") }
         if let pickCommitChunk, !(1...1_000_000).contains(pickCommitChunk) { throw ValidationError("--pick-commit-chunk must be in 1...1000000, got \(pickCommitChunk)") }
         if let viewCheckpointMs, !(1...600_000).contains(viewCheckpointMs) {
             throw ValidationError("--view-checkpoint-ms must be in 1...600000, got \(viewCheckpointMs)")
@@ -92,6 +95,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let n = file.maxBatchEvents { config.maxBatchEvents = n }
         if let pickCommitMs { config.pickCommitDelay = .milliseconds(pickCommitMs) }
         if let pickCommitChunk { config.pickCommitChunk = pickCommitChunk }
+        if let writeCacheMib { config.writeCacheKiB = writeCacheMib * 1024 }
         if let backgroundNice { config.backgroundNice = backgroundNice }
         if let viewCheckpointMs { config.viewCheckpointInterval = .milliseconds(viewCheckpointMs) }
         if let viewCheckpointEvents { config.viewCheckpointEvents = viewCheckpointEvents }
