@@ -66,6 +66,13 @@ public final class CatalogIndex: Sendable {
     private let genreNames: [String]
     private let genreIDs: [String: Int32]
     private let rowGenres: [[Int32]]
+    /// ``rowGenres`` flattened: the genres of row `r` are `genreFlat[genreStart[r]..<genreStart[r + 1]]`
+    /// (one contiguous read instead of a pointer per row, for the searches among a few hundred rows).
+    private let genreStart: [Int32]
+    private let genreFlat: [Int32]
+    /// `z` of each row (see ``matrix``), row-major: the searches among candidates read one row's
+    /// eight values together.
+    private let zRows: [SIMD8<Float>]
     private let postings: [[Int32]]
     private let rowsByID: [String: Int]
     /// Rows by the FNV-1a hash of their id (``StableHash/fnv1a(_:seed:)``); ``HashRows/shared`` where
@@ -100,8 +107,10 @@ public final class CatalogIndex: Sendable {
         let root = Self.dimensionWeights.squareRoot()
         var matrix = [Float](repeating: 0, count: n * Self.columns)
         var featureless: [Int] = []
+        var zRows = [SIMD8<Float>](repeating: .zero, count: n)
         for (r, p) in profiles.enumerated() {
             let z = root * (p.values - mean) * p.mask
+            zRows[r] = z
             let z2 = z * z
             for d in 0..<8 {
                 matrix[d * n + r] = z2[d]
@@ -111,6 +120,7 @@ public final class CatalogIndex: Sendable {
             if p.isEmpty { featureless.append(r) }
         }
         self.matrix = matrix
+        self.zRows = zRows
         self.featureless = featureless
         var isFeatureless = [Bool](repeating: false, count: n)
         for r in featureless { isFeatureless[r] = true }
@@ -152,6 +162,15 @@ public final class CatalogIndex: Sendable {
         genreNames = names
         genreIDs = ids
         self.rowGenres = rowGenres
+        var genreStart: [Int32] = [0]
+        genreStart.reserveCapacity(n + 1)
+        var genreFlat: [Int32] = []
+        for gs in rowGenres {
+            genreFlat += gs
+            genreStart.append(Int32(genreFlat.count))
+        }
+        self.genreStart = genreStart
+        self.genreFlat = genreFlat
         self.postings = postings
         self.rowsByID = rowsByID
         self.rowsByHash = rowsByHash
@@ -174,6 +193,9 @@ public final class CatalogIndex: Sendable {
 
     /// A row's genres as numbers (stable within this index; the same genre, the same number).
     public func genreNumbers(ofRow row: Int) -> [Int32] { rowGenres[row] }
+
+    /// The normalised name of a genre number of ``genreNumbers(ofRow:)``.
+    public func genreName(number: Int32) -> String { genreNames[Int(number)] }
 
     /// The number of tracks that carry a genre (normalised), 0 if none.
     public func trackCount(ofGenre genre: String) -> Int {
@@ -275,50 +297,79 @@ public final class CatalogIndex: Sendable {
     public func similar(
         to profile: AudioProfile, genres: Set<String> = [], k: Int, among candidates: [Int], excluding: Set<Int> = []
     ) -> [(row: Int, score: Float)] {
+        let query = genreQuery(genres)
+        return similar(to: profile, genreNumbers: query.ids, querySize: query.size, k: k, among: candidates, excluding: excluding)
+    }
+
+    /// ``similar(to:genres:k:among:excluding:)`` for genres given by number (``genreNumbers(ofRow:)``,
+    /// each once): the engine's query, the top genres of a bin's liked tracks, without the names.
+    public func similar(
+        to profile: AudioProfile, genreNumbers: [Int32], k: Int, among candidates: [Int], excluding: Set<Int> = []
+    ) -> [(row: Int, score: Float)] {
+        similar(to: profile, genreNumbers: genreNumbers, querySize: genreNumbers.count, k: k, among: candidates, excluding: excluding)
+    }
+
+    private func similar(
+        to profile: AudioProfile, genreNumbers query: [Int32], querySize: Int, k: Int, among candidates: [Int],
+        excluding: Set<Int>
+    ) -> [(row: Int, score: Float)] {
         let n = count
-        var rows = candidates.filter { $0 >= 0 && $0 < n }
-        rows.sort()
-        // Each row once, and not an excluded one (a search per bin of every user: no hashing of
-        // duplicates).
-        var kept = 0
-        for i in rows.indices where (i == 0 || rows[i] != rows[i - 1]) && !excluding.contains(rows[i]) {
-            rows[kept] = rows[i]
-            kept += 1
-        }
-        rows.removeLast(rows.count - kept)
-        guard k > 0, !rows.isEmpty else { return [] }
-        let genreQuery = genreQuery(genres)
-        // A handful of genres: a scan instead of a hashed set.
-        let query = genreQuery.ids
-        var scores = [Float](repeating: 0, count: rows.count)
-        if !profile.isEmpty {
-            // The terms of the full-catalog search's matrix product, from each row's own profile
-            // (one cache line a row instead of 17 strided reads).
-            let pq = profileQuery(profile)
-            let root = Self.dimensionWeights.squareRoot()
-            for (i, r) in rows.enumerated() {
-                if isFeatureless[r] {
-                    scores[i] = Self.featurelessSimilarity
-                    continue
+        guard k > 0, n > 0 else { return [] }
+        // Each row once, and not an excluded one: a bit per catalog row (excluded rows are marked
+        // first), in the candidates' order. The order does not change the result: ties are
+        // decided by row (``TopK/offer(row:score:)``).
+        var rows: [Int] = []
+        rows.reserveCapacity(candidates.count)
+        var seen = [UInt64](repeating: 0, count: (n + 63) >> 6)
+        seen.withUnsafeMutableBufferPointer { bits in
+            for r in excluding where r >= 0 && r < n { bits[r >> 6] |= 1 << UInt64(r & 63) }
+            for r in candidates where r >= 0 && r < n {
+                let bit: UInt64 = 1 << UInt64(r & 63)
+                if bits[r >> 6] & bit == 0 {
+                    bits[r >> 6] |= bit
+                    rows.append(r)
                 }
-                let p = profiles[r]
-                let z = root * (p.values - mean) * p.mask
-                let z2 = z * z
-                let dot = pq.full ? (2 * pq.za * z).sum() - z2.sum() : (2 * pq.za * z - pq.mask * z2).sum()
-                scores[i] = pq.similarity(dot: dot)
             }
         }
-        if !query.isEmpty {
-            let q = Float(genreQuery.size)
-            for (i, r) in rows.enumerated() {
-                let own = rowGenres[r]
-                let c = Float(own.reduce(0) { $0 + (query.contains($1) ? 1 : 0) })
-                guard c > 0 else { continue }
-                scores[i] += Self.genreWeight * c / (q + Float(own.count) - c)
+        guard !rows.isEmpty else { return [] }
+        var scores = [Float](repeating: 0, count: rows.count)
+        scores.withUnsafeMutableBufferPointer { scores in
+            if !profile.isEmpty {
+                // The terms of the full-catalog search's matrix product, from each row's own `z`
+                // (one read a row instead of 17 strided ones).
+                let pq = profileQuery(profile)
+                zRows.withUnsafeBufferPointer { zs in
+                    isFeatureless.withUnsafeBufferPointer { featureless in
+                        for (i, r) in rows.enumerated() {
+                            if featureless[r] {
+                                scores[i] = Self.featurelessSimilarity
+                                continue
+                            }
+                            let z = zs[r]
+                            let z2 = z * z
+                            let dot = pq.full ? (2 * pq.za * z).sum() - z2.sum() : (2 * pq.za * z - pq.mask * z2).sum()
+                            scores[i] = pq.similarity(dot: dot)
+                        }
+                    }
+                }
+            }
+            guard !query.isEmpty else { return }
+            // A handful of genres: a scan instead of a hashed set.
+            let q = Float(querySize)
+            genreStart.withUnsafeBufferPointer { start in
+                genreFlat.withUnsafeBufferPointer { flat in
+                    for (i, r) in rows.enumerated() {
+                        let from = Int(start[r]), to = Int(start[r + 1])
+                        var c = 0
+                        for j in from..<to where query.contains(flat[j]) { c += 1 }
+                        guard c > 0 else { continue }
+                        scores[i] += Self.genreWeight * Float(c) / (q + Float(to - from) - Float(c))
+                    }
+                }
             }
         }
         var top = TopK(k: min(k, rows.count))
-        for (i, r) in rows.enumerated() where scores[i] > top.floor { top.insert(row: r, score: scores[i]) }
+        for (i, r) in rows.enumerated() { top.offer(row: r, score: scores[i]) }
         return top.sorted()
     }
 
@@ -418,8 +469,9 @@ public final class CatalogIndex: Sendable {
 
 /// The `k` best (row, score) pairs seen so far, the worst on top of a binary heap.
 ///
-/// Rows must be offered in increasing order: an equal score never displaces a kept row, so
-/// ties go to the lower row.
+/// With ``insert(row:score:)`` rows must be offered in increasing order: an equal score never
+/// displaces a kept row, so ties go to the lower row. ``offer(row:score:)`` takes rows in any order
+/// with the same result.
 struct TopK {
     let k: Int
     private var rows: [Int] = []
@@ -440,6 +492,17 @@ struct TopK {
 
     mutating func insert(row: Int, score: Float) {
         guard k > 0, score > floor else { return }
+        push(row: row, score: score)
+    }
+
+    /// Offers a pair in any row order: an equal score displaces the worst kept pair when its row
+    /// is lower, so the result is that of offering the rows in increasing order.
+    mutating func offer(row: Int, score: Float) {
+        guard k > 0, score > floor || (rows.count == k && score == floor && row < rows[0]) else { return }
+        push(row: row, score: score)
+    }
+
+    private mutating func push(row: Int, score: Float) {
         if rows.count < k {
             rows.append(row)
             scores.append(score)

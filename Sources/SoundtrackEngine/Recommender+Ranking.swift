@@ -293,9 +293,12 @@ extension Recommender {
                 index.similar(to: prior.profile, genres: Set(prior.genres), k: k, excluding: excluding).map(\.row)
             }
         }
-        var counts: [String: Int] = [:]
-        for r in liked { for g in index.genres(ofRow: r) { counts[g, default: 0] += 1 } }
-        let genres = Set(counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map(\.key))
+        // The five genres most frequent among the liked tracks (ties by name), by number.
+        var counts: [Int32: Int] = [:]
+        for r in liked { for g in index.genreNumbers(ofRow: r) { counts[g, default: 0] += 1 } }
+        let genres = counts.sorted {
+            $0.value != $1.value ? $0.value > $1.value : index.genreName(number: $0.key) < index.genreName(number: $1.key)
+        }.prefix(5).map(\.key)
         // Candidates: the nearest tracks of each liked song (searched once per track and catalog,
         // shared by every bin and person who likes it), ranked by the bin's sound and genres.
         // A bin of many likes takes fewer of each song's (best first): about 256 in all, at least 8 each.
@@ -305,7 +308,7 @@ extension Recommender {
             pool += soundCache.neighbours(ofRow: r, index: index) { index.similar(toTrack: r, k: SoundCache.trackNeighbours).map(\.row) }
                 .prefix(each)
         }
-        return index.similar(to: index.profile(ofRows: liked), genres: genres, k: count, among: pool, excluding: members).map(\.row)
+        return index.similar(to: index.profile(ofRows: liked), genreNumbers: genres, k: count, among: pool, excluding: members).map(\.row)
     }
 
     /// The first `k` rows of `search(k, excluding)`, a search over the whole catalog that is the

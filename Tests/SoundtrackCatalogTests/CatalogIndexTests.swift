@@ -129,6 +129,40 @@ struct CatalogIndexTests {
         #expect(index.similar(to: AudioProfile(features(0.5)), k: 3, excluding: [0, 2]).map(\.row) == [1, 3, 4])
     }
 
+    @Test("A search among candidates scores them as the full search does, whatever their order, duplicates and exclusions; ties go to the lower row")
+    func searchAmongCandidates() {
+        // Groups of five identical tracks (equal scores), some without features, three genres.
+        var tracks: [Track] = []
+        for i in 0..<60 {
+            let a = i % 13 == 0 ? AudioFeatures() : features(Double(i / 5) / 12)
+            tracks.append(track("t\(i)", genres: i % 3 == 0 ? ["rock", "pop"] : (i % 3 == 1 ? ["jazz"] : []), a))
+        }
+        let index = CatalogIndex(tracks: tracks)
+        var partial = AudioProfile(features(0.4))
+        partial.valence = nil
+        var rng = SeededGenerator(state: 5)
+        for (query, genres) in [(AudioProfile(features(0.4)), ["pop", "blues"]), (partial, ["jazz"]), (AudioProfile(), ["rock"])] {
+            let candidates = (0..<40).map { _ in Int(rng.next() % 70) - 5 }  // some outside the catalog
+            let excluded: Set<Int> = [candidates[3], candidates[9], 59]
+            let full = index.similar(to: query, genres: Set(genres), k: 60)
+            let kept = Set(candidates.filter { $0 >= 0 && $0 < 60 }).subtracting(excluded)
+            for k in [1, 4, 7, 100] {
+                let expected = Array(full.filter { kept.contains($0.row) }.prefix(k))
+                let got = index.similar(to: query, genres: Set(genres), k: k, among: candidates, excluding: excluded)
+                #expect(got.map(\.row) == expected.map(\.row), "k \(k), \(genres)")
+                #expect(zip(got, expected).allSatisfy { abs($0.score - $1.score) < 1e-5 })
+                let reordered = index.similar(
+                    to: query, genres: Set(genres), k: k, among: candidates.reversed() + candidates.shuffled(using: &rng), excluding: excluded)
+                #expect(reordered.map(\.row) == got.map(\.row) && reordered.map(\.score) == got.map(\.score))
+                let numbers = Array(Set(genres.flatMap { g in (0..<60).flatMap { index.genreNumbers(ofRow: $0) }.filter { index.genreName(number: $0) == g } }))
+                if numbers.count == genres.count {  // every genre of the query is in the catalog
+                    let byNumber = index.similar(to: query, genreNumbers: numbers, k: k, among: candidates, excluding: excluded)
+                    #expect(byNumber.map(\.row) == got.map(\.row) && byNumber.map(\.score) == got.map(\.score))
+                }
+            }
+        }
+    }
+
     @Test func genreOverlapAddsABonus() {
         let tracks = [
             track("same-sound-no-genre", features(0.5)),
