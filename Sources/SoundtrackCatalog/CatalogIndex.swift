@@ -194,6 +194,10 @@ public final class CatalogIndex: Sendable {
     /// A row's genres as numbers (stable within this index; the same genre, the same number).
     public func genreNumbers(ofRow row: Int) -> [Int32] { rowGenres[row] }
 
+    /// Every row's genre numbers at once, for loops over many rows: row `r`'s are
+    /// `flat[start[r]..<start[r + 1]]`, those of ``genreNumbers(ofRow:)`` in the same order.
+    public var genreTable: (start: [Int32], flat: [Int32]) { (genreStart, genreFlat) }
+
     /// The normalised name of a genre number of ``genreNumbers(ofRow:)``.
     public func genreName(number: Int32) -> String { genreNames[Int(number)] }
 

@@ -393,33 +393,38 @@ extension Recommender {
         var signals = [Float](repeating: 0, count: rows.count * n)
         let hasCommunity = communityEvents > 0
         let profiles = index.profiles
-        signals.withUnsafeMutableBufferPointer { all in
-            for (k, row) in rows.enumerated() {
-                let f = UnsafeMutableBufferPointer(rebasing: all[(k * n)..<(k * n + n)])
-                if let e = cache.own[row] {
-                    f[0] = (e.sum / e.n - 3) / 2
-                    f[1] = 1
-                    f[2] = cache.repetition
+        let genreTable = index.genreTable
+        genreTable.start.withUnsafeBufferPointer { genreStart in
+            genreTable.flat.withUnsafeBufferPointer { genreFlat in
+                signals.withUnsafeMutableBufferPointer { all in
+                    for (k, row) in rows.enumerated() {
+                        let f = UnsafeMutableBufferPointer(rebasing: all[(k * n)..<(k * n + n)])
+                        if let e = cache.own[row] {
+                            f[0] = (e.sum / e.n - 3) / 2
+                            f[1] = 1
+                            f[2] = cache.repetition
+                        }
+                        if contextDen[k] > 0 { f[3] = contextNum[k] / (contextDen[k] + 1) }
+                        if cache.knn.count > 0 { f[4] = cache.knn[row] ?? 0 }
+                        if cache.knnRated.count > 0 { f[5] = cache.knnRated[row] ?? 0 }
+                        let genres = Int(genreStart[row])..<Int(genreStart[row + 1])
+                        if !genres.isEmpty {
+                            var g: Float = 0
+                            if cache.genreLikes.count > 0 { for j in genres { g += cache.genreLikes[Int(genreFlat[j])] ?? 0 } }
+                            f[6] = (g + 0.1) / (cache.likes + 1)
+                        }
+                        if hasCommunity {
+                            let s = stats[k]
+                            f[7] = log1p(Float(s.likes)) / likeScale
+                            f[8] = log1p(Float(s.raters)) / raterScale
+                            f[9] = log1p((context[k] + Float(s.likes)) / Float(attributes.count + 1)) / likeScale
+                        }
+                        f[10] = Self.soundSimilarity(profiles[row], profile)
+                        var score: Float = 0
+                        for i in 0..<n { score += weights[i] * f[i] }
+                        scores[k] = score
+                    }
                 }
-                if contextDen[k] > 0 { f[3] = contextNum[k] / (contextDen[k] + 1) }
-                if cache.knn.count > 0 { f[4] = cache.knn[row] ?? 0 }
-                if cache.knnRated.count > 0 { f[5] = cache.knnRated[row] ?? 0 }
-                let genres = index.genreNumbers(ofRow: row)
-                if !genres.isEmpty {
-                    var g: Float = 0
-                    if cache.genreLikes.count > 0 { for id in genres { g += cache.genreLikes[Int(id)] ?? 0 } }
-                    f[6] = (g + 0.1) / (cache.likes + 1)
-                }
-                if hasCommunity {
-                    let s = stats[k]
-                    f[7] = log1p(Float(s.likes)) / likeScale
-                    f[8] = log1p(Float(s.raters)) / raterScale
-                    f[9] = log1p((context[k] + Float(s.likes)) / Float(attributes.count + 1)) / likeScale
-                }
-                f[10] = Self.soundSimilarity(profiles[row], profile)
-                var score: Float = 0
-                for i in 0..<n { score += weights[i] * f[i] }
-                scores[k] = score
             }
         }
         @inline(__always) func before(_ a: Int, _ b: Int) -> Bool { scores[a] != scores[b] ? scores[a] > scores[b] : rows[a] < rows[b] }
