@@ -188,7 +188,7 @@ extension Store {
             // Bound through SQLite's C API (``RawStatement``): replay writes thousands of bins per block.
             let update = try RawStatement(db, cached: """
                 UPDATE bins SET label = ?, centroid = ?, spread = ?, observed = ?, observations = ?, updated_at = ?, songs = ?,
-                    mean_time = ?, transitions = ?
+                    mean_time = ?, transitions = ?, prior = ?, created_at = ?
                 WHERE id = ?
                 """)
             let insert = try RawStatement(db, cached: """
@@ -211,7 +211,11 @@ extension Store {
                     try update.bind(7, utf8: songText)
                     try update.bind(8, b.meanTime)
                     try update.bind(9, utf8: encodePairs(b.transitions))
-                    try update.bind(10, id)
+                    // A merge can give a bin the prior and creation time of the bin merged into it:
+                    // the row holds the state's, however many of its changes it was written after.
+                    try update.bind(10, b.prior)
+                    try update.bind(11, b.createdAt.timeIntervalSince1970)
+                    try update.bind(12, id)
                     try update.execute()
                 } else {
                     try insert.bind(1, user)

@@ -127,6 +127,19 @@ struct StoreTests {
             #expect(loaded.mergedInto == state.mergedInto)
             #expect(loaded.nextBinNumber == state.nextBinNumber)
         }
+        // A changed bin's row takes every value of the state's bin, also those set at its creation:
+        // a merge gives the bin it keeps the older creation time of the two, after the row was
+        // written (replay writes a block's states, the service its checkpoints, many times over).
+        var live = state
+        live.changes = UserState.Changes()
+        let older = live.bins[0].createdAt.addingTimeInterval(-86_400)
+        live.bins[0].createdAt = older
+        live.bins[0].prior = "gym"
+        live.changes.bins.insert(live.bins[0].number)
+        try service.store.commit([.state(live)])
+        let merged = try #require(try service.store.loadCachedState(user: "u-1", defaults: defaults)).state
+        #expect(merged.bins[0].createdAt == older && merged.bins[0].prior == "gym")
+        #expect(merged.bins == live.bins)
         // A later whole save without a bin deletes its row.
         var fewer = state
         fewer.bins.removeLast()
