@@ -43,6 +43,7 @@ public enum BenchPopulation {
             }
             s.changes.weights = true
             s.changes.places = true
+            s.changes.counters = true  // the next bin number: without it, new bins took numbers in use
             writes.append(.addUser(s.user, at: at))
             writes.append(.state(s))
             if writes.count == 1000 {

@@ -61,7 +61,9 @@ public struct UserState: Sendable {
         pairs = BinVectors()
     }
 
-    /// Creates a user state.
+    /// Creates a user state. `nextBinNumber` is raised above every number in use, of a bin or of
+    /// a bin merged away (``mergedInto``): a number is never given twice, even to a state stored
+    /// without its counter.
     public init(
         user: String, bins: [Bin], weights: [Float], places: PlaceBook, session: SessionState,
         recentTracks: [String], pickCounter: Int64, nextBinNumber: Int,
@@ -78,7 +80,8 @@ public struct UserState: Sendable {
         self.recentKeys = recentTracks.map(TrackKey.init)
         self.recentBloom = Self.bloom(recentKeys)
         self.pickCounter = pickCounter
-        self.nextBinNumber = nextBinNumber
+        let used = max(bins.lazy.map(\.number).max() ?? 0, mergedInto.keys.max() ?? 0, mergedInto.values.max() ?? 0)
+        self.nextBinNumber = max(nextBinNumber, used + 1)
     }
 
     /// The position of a bin in ``bins`` by its number.

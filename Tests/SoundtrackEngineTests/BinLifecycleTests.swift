@@ -165,6 +165,28 @@ struct BinLifecycleTests {
         #expect(checked > 100)
         #expect(state.bins.count == 4, "the cap was reached and held by merges")
     }
+    @Test("A bin number is never given twice: a state whose counter is behind its bins or merges gets a new bin above them")
+    func binNumbersAreNotReused() {
+        let d = FeatureLayout.dimension
+        let at = Fixtures.at("2026-03-11T09:00:00+01:00")
+        func bin(_ number: Int) -> Bin {
+            Bin(
+                number: number, label: "", centroid: [Float](repeating: 0.5, count: d), spread: [Float](repeating: 0.1, count: d),
+                observed: [Float](repeating: 1, count: d), observations: 3, songs: [], prior: nil, createdAt: at.date, updatedAt: at.date)
+        }
+        // As stored by a writer that left the counter at 1 (the benchmark population did).
+        let behind = UserState(
+            user: "u-1", bins: [bin(1), bin(2), bin(5)], weights: engine.config.defaultWeights, places: PlaceBook(), session: SessionState(),
+            recentTracks: [], pickCounter: 0, nextBinNumber: 1, mergedInto: [7: 2])
+        #expect(behind.nextBinNumber == 8)
+        var state = behind
+        var rng = SeededGenerator(seed: 1)
+        let x = engine.features(of: phone("2026-03-11T23:00:00+01:00", activity: .running, wifi: "gym"), state: &state)
+        let i = engine.makeBin(x, at: at.date, nearest: nil, state: &state, rng: &rng)
+        #expect(state.bins[i].number == 8)
+        #expect(Set(state.bins.map(\.number)).count == state.bins.count)
+    }
+
     @Test("Merge distances over SIMD lanes equal the slot-by-slot formula over the slots both bins have seen")
     func binVectorsDistance() {
         var rng = SeededGenerator(seed: 3)
