@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SoundtrackApp
+import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackRules
@@ -176,6 +177,46 @@ struct ReplayTests {
         let a = try CrashTests.dump(db), b = try CrashTests.dump(clean)
         #expect(a.count == b.count)
         #expect(a == b)
+    }
+
+    @Test("A replay over users written whole (the benchmarks' population: bins at the cap, merges, new bins), killed with SIGKILL and run again, reaches the state of one clean run")
+    func killMidReplayOfAWrittenPopulation() throws {
+        let (dir, db) = try CLI.smallDatabase()
+        let users = 12, n = 6000
+        do {
+            let store = try Store(path: db)
+            let models = try Models.bundled()
+            let engine = Recommender(
+                config: models.config, catalog: IndexCatalog(CatalogIndex(tracks: try store.allTracks())), priors: models.priors, seed: 42,
+                ranker: models.ranker)
+            try BenchPopulation.build(store: store, engine: engine, users: users, bins: 32, seed: 42, at: Date(timeIntervalSince1970: 0))
+            let tracks = Array(try store.allTracks().prefix(300).map(\.id))
+            try Data(BenchPopulation.events(count: n, users: users, bins: 32, tracks: tracks, seed: 42))
+                .write(to: dir.appendingPathComponent("log.jsonl"))
+        }
+        let log = dir.appendingPathComponent("log.jsonl").path
+        let clean = dir.appendingPathComponent("clean.sqlite").path
+        try FileManager.default.copyItem(atPath: db, toPath: clean)
+        let ref = try CLI.run(["replay", "--db", clean, "--block-bytes", "40000", log])
+        #expect(ref.status == 0, "\(ref.stderr)")
+        #expect(ref.stderr.contains("\(n) records: \(n) applied"), "\(ref.stderr)")
+
+        let running = try CLI.start(["replay", "--db", db, "--block-bytes", "40000", log])
+        let deadline = Date().addingTimeInterval(120)
+        while ((try? Self.count(db)) ?? 0) < 500 && Date() < deadline { usleep(2_000) }
+        kill(running.process.processIdentifier, SIGKILL)
+        running.process.waitUntilExit()
+        let applied = try Self.count(db)
+        #expect(applied >= 500 && applied < n, "killed after \(applied) of \(n) events")
+
+        let resumed = try CLI.run(["replay", "--db", db, "--block-bytes", "40000", log])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let a = try CrashTests.dump(db), b = try CrashTests.dump(clean)
+        #expect(a.count == b.count)
+        #expect(a == b)
+        // The users made bins of their own during the run, numbered after the ones they had.
+        let numbers = try DatabaseQueue(path: db).read { try Int.fetchOne($0, sql: "SELECT max(number) FROM bins") ?? 0 }
+        #expect(numbers > 32)
     }
 
     @Test("A second replay on the same database while the first runs is refused at once with a clear message, exit 1; the first completes")
