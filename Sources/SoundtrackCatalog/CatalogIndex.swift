@@ -65,9 +65,8 @@ public final class CatalogIndex: Sendable {
     private let spread: SIMD8<Float>
     private let genreNames: [String]
     private let genreIDs: [String: Int32]
-    private let rowGenres: [[Int32]]
-    /// ``rowGenres`` flattened: the genres of row `r` are `genreFlat[genreStart[r]..<genreStart[r + 1]]`
-    /// (one contiguous read instead of a pointer per row, for the searches among a few hundred rows).
+    /// The genres of row `r`, by number and sorted, are `genreFlat[genreStart[r]..<genreStart[r + 1]]`
+    /// (one contiguous table instead of an array per row, for the searches among a few hundred rows).
     private let genreStart: [Int32]
     private let genreFlat: [Int32]
     /// `z` of each row (see ``matrix``), row-major: the searches among candidates read one row's
@@ -127,8 +126,9 @@ public final class CatalogIndex: Sendable {
         self.isFeatureless = isFeatureless
 
         var names: [String] = [], ids: [String: Int32] = [:], postings: [[Int32]] = []
-        var rowGenres: [[Int32]] = []
-        rowGenres.reserveCapacity(n)
+        var genreStart: [Int32] = [0]
+        genreStart.reserveCapacity(n + 1)
+        var genreFlat: [Int32] = []
         var rowsByID: [String: Int] = [:]
         rowsByID.reserveCapacity(n)
         var rowsByHash = HashRows(capacity: n)
@@ -152,7 +152,8 @@ public final class CatalogIndex: Sendable {
                     postings[Int(id)].append(Int32(r))
                 }
             }
-            rowGenres.append(gs.sorted())
+            genreFlat += gs.sorted()
+            genreStart.append(Int32(genreFlat.count))
             if rowsByID[t.id] == nil {
                 rowsByID[t.id] = r
                 rowsByHash.insert(StableHash.fnv1a(t.id), row: r)
@@ -161,14 +162,6 @@ public final class CatalogIndex: Sendable {
         }
         genreNames = names
         genreIDs = ids
-        self.rowGenres = rowGenres
-        var genreStart: [Int32] = [0]
-        genreStart.reserveCapacity(n + 1)
-        var genreFlat: [Int32] = []
-        for gs in rowGenres {
-            genreFlat += gs
-            genreStart.append(Int32(genreFlat.count))
-        }
         self.genreStart = genreStart
         self.genreFlat = genreFlat
         self.postings = postings
@@ -189,10 +182,10 @@ public final class CatalogIndex: Sendable {
     }
 
     /// The normalised (lower-cased, trimmed) genres of a row.
-    public func genres(ofRow row: Int) -> [String] { rowGenres[row].map { genreNames[Int($0)] } }
+    public func genres(ofRow row: Int) -> [String] { genreNumbers(ofRow: row).map { genreNames[Int($0)] } }
 
     /// A row's genres as numbers (stable within this index; the same genre, the same number).
-    public func genreNumbers(ofRow row: Int) -> [Int32] { rowGenres[row] }
+    public func genreNumbers(ofRow row: Int) -> ArraySlice<Int32> { genreFlat[Int(genreStart[row])..<Int(genreStart[row + 1])] }
 
     /// Every row's genre numbers at once, for loops over many rows: row `r`'s are
     /// `flat[start[r]..<start[r + 1]]`, those of ``genreNumbers(ofRow:)`` in the same order.
@@ -229,7 +222,8 @@ public final class CatalogIndex: Sendable {
     public func similar(toTrack row: Int, k: Int, excluding: Set<Int> = []) -> [(row: Int, score: Float)] {
         var ex = excluding
         ex.insert(row)
-        return search(profiles[row], genreIDs: rowGenres[row], querySize: rowGenres[row].count, k: k,
+        let genres = Array(genreNumbers(ofRow: row))
+        return search(profiles[row], genreIDs: genres, querySize: genres.count, k: k,
                       excluding: ex, popularityWeight: 0)
     }
 
@@ -443,7 +437,7 @@ public final class CatalogIndex: Sendable {
             scores.withUnsafeMutableBufferPointer { s in
                 for r in touched {
                     let c = Float(shared[Int(r)])
-                    let union = q + Float(rowGenres[Int(r)].count) - c
+                    let union = q + Float(genreStart[Int(r) + 1] - genreStart[Int(r)]) - c
                     s[Int(r)] += Self.genreWeight * c / union
                 }
             }
@@ -462,7 +456,7 @@ public final class CatalogIndex: Sendable {
         guard top.k > 0 else { return [] }
         scores.withUnsafeBufferPointer { s in
             for r in 0..<s.count where s[r] > top.floor {
-                top.insert(row: r, score: s[r])
+                top.offer(row: r, score: s[r])
             }
         }
         return top.sorted()
@@ -473,9 +467,7 @@ public final class CatalogIndex: Sendable {
 
 /// The `k` best (row, score) pairs seen so far, the worst on top of a binary heap.
 ///
-/// With ``insert(row:score:)`` rows must be offered in increasing order: an equal score never
-/// displaces a kept row, so ties go to the lower row. ``offer(row:score:)`` takes rows in any order
-/// with the same result.
+/// Rows may be offered in any order (``offer(row:score:)``); ties go to the lower row.
 struct TopK {
     let k: Int
     private var rows: [Int] = []
@@ -494,19 +486,10 @@ struct TopK {
         scores[i] < scores[j] || (scores[i] == scores[j] && rows[i] > rows[j])
     }
 
-    mutating func insert(row: Int, score: Float) {
-        guard k > 0, score > floor else { return }
-        push(row: row, score: score)
-    }
-
-    /// Offers a pair in any row order: an equal score displaces the worst kept pair when its row
-    /// is lower, so the result is that of offering the rows in increasing order.
+    /// Offers a pair, rows in any order: an equal score displaces the worst kept pair when its row
+    /// is lower, so ties go to the lower row.
     mutating func offer(row: Int, score: Float) {
         guard k > 0, score > floor || (rows.count == k && score == floor && row < rows[0]) else { return }
-        push(row: row, score: score)
-    }
-
-    private mutating func push(row: Int, score: Float) {
         if rows.count < k {
             rows.append(row)
             scores.append(score)
