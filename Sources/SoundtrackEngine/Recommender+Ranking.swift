@@ -16,8 +16,9 @@ struct RankingCache: Sendable {
     var rated: [Int] = []
     /// `1 − distinct tracks / events`: how much the user comes back to the same tracks.
     var repetition: Float = 0
-    /// The user's likes per genre (by ``CatalogIndex/genreNumbers(ofRow:)``), and in all.
-    var genreLikes = RowTable<Float>()
+    /// The user's likes per genre, indexed by genre number (``CatalogIndex/genreNumbers(ofRow:)``),
+    /// up to the highest genre liked (a genre past the end has none); and the likes in all.
+    var genreLikes: [Float] = []
     var likes: Float = 0
     /// The collaborative scores of ``Community/neighbourScores(of:liked:)``, already divided by
     /// the square root of the profile's size.
@@ -38,6 +39,60 @@ struct RankingCache: Sendable {
     /// The audio profile each bin's ranking matches, by bin number, with the bin's
     /// ``Bin/evidenceSignature`` it was computed for.
     var binProfile: [Int: (signature: UInt64, profile: AudioProfile)] = [:]
+    /// ``binEvidence`` turned around, for the context-weighted own signal: each row with
+    /// evidence maps to its entries in ``contextEntries`` (the bins that rated it, in bin order,
+    /// by their index among ``contextBins``, the bins' numbers when it was built).
+    var context = ContextEvidence()
+}
+
+/// The user's evidence by catalog row and bin (``RankingCache/binEvidence`` turned around): what
+/// the context-weighted own signal reads for each candidate, instead of looking up every rated
+/// song of every bin among the candidates.
+struct ContextEvidence: Sendable {
+    /// One bin's evidence on one row: the bin's index in ``bins``, and the sum and count of its ratings.
+    struct Entry: Sendable {
+        var bin: Int32
+        var sum: Float
+        var n: Float
+    }
+    /// The numbers of the bins it was built for, in the state's order; `nil` before it is built.
+    var bins: [Int]?
+    /// Each row's entries: `entries[start ..< end]`, in bin order.
+    var spans = RowTable<(start: Int32, end: Int32)>()
+    var entries: [Entry] = []
+
+    /// Whether it was built for these bins (the same numbers in the same order).
+    func isCurrent(for bins: [Bin]) -> Bool {
+        guard let numbers = self.bins, numbers.count == bins.count else { return false }
+        for (n, b) in zip(numbers, bins) where n != b.number { return false }
+        return true
+    }
+
+    /// The entries of `bins`' evidence lists, grouped by row, each row's in bin order (and in list
+    /// order within a bin): the order in which the signal adds them up.
+    init(bins: [Bin], evidence: [Int: [(row: Int, sum: Float, n: Float)]]) {
+        self.bins = bins.map(\.number)
+        var all: [(row: Int, seq: Int, entry: Entry)] = []
+        for (b, bin) in bins.enumerated() {
+            guard let list = evidence[bin.number] else { continue }
+            for e in list { all.append((e.row, all.count, Entry(bin: Int32(b), sum: e.sum, n: e.n))) }
+        }
+        all.sort { ($0.row, $0.seq) < ($1.row, $1.seq) }
+        spans = RowTable(capacity: all.count)
+        entries.reserveCapacity(all.count)
+        var i = 0
+        while i < all.count {
+            let row = all[i].row, start = i
+            while i < all.count, all[i].row == row {
+                entries.append(all[i].entry)
+                i += 1
+            }
+            spans[row] = (Int32(start), Int32(i))
+        }
+    }
+
+    /// Not built: ``isCurrent(for:)`` is false.
+    init() {}
 }
 
 extension Bin {
@@ -146,6 +201,7 @@ extension Recommender {
         state.rankingCache.binEvidence[dropped] = nil
         let list = Self.evidenceList(merged, index: catalog.index())
         state.rankingCache.binEvidence[merged.number] = list.isEmpty ? nil : list
+        state.rankingCache.context = ContextEvidence()
     }
 
     /// Rebuilds the user's ranking cache when the user's evidence changed, or when the community
@@ -176,7 +232,10 @@ extension Recommender {
             if e.sum / e.n > 3 {
                 cache.liked.append(row)
                 cache.likes += 1
-                for g in index.genreNumbers(ofRow: row) { cache.genreLikes[Int(g)] = (cache.genreLikes[Int(g)] ?? 0) + 1 }
+                for g in index.genreNumbers(ofRow: row) {
+                    if Int(g) >= cache.genreLikes.count { cache.genreLikes += repeatElement(0, count: Int(g) + 1 - cache.genreLikes.count) }
+                    cache.genreLikes[Int(g)] += 1
+                }
             }
         }
         cache.liked.sort()
@@ -264,6 +323,13 @@ extension Recommender {
         return profile
     }
 
+    /// Builds the ranking cache's ``ContextEvidence`` again when the bins changed since (a bin
+    /// created, merged or folded: their indices moved) or the evidence did (a new cache).
+    func refreshContextEvidence(_ state: inout UserState) {
+        guard !state.rankingCache.context.isCurrent(for: state.bins) else { return }
+        state.rankingCache.context = ContextEvidence(bins: state.bins, evidence: state.rankingCache.binEvidence)
+    }
+
     /// Fills the ranking cache for every bin (sound neighbours, profiles): for a state that is
     /// copied for each pick and never written back (a read-only batch), whose copies would
     /// otherwise each compute them again.
@@ -274,6 +340,7 @@ extension Recommender {
             _ = soundRows(binIndex: i, state: &state, index: index)
             _ = binProfile(binIndex: i, state: &state, index: index)
         }
+        refreshContextEvidence(&state)
     }
 
     /// Catalog rows that sound like a bin's liked songs: among the ``SoundCache/trackNeighbours``
@@ -359,21 +426,9 @@ extension Recommender {
     ) -> ScoredRows {
         let index = catalog.index()
         refreshRankingCache(&state, index: index)
+        refreshContextEvidence(&state)
         let cache = state.rankingCache
         let n = RankerModel.signals.count
-        // The user's own evidence in similar contexts: Σ_b sim_b Σ (r − 3)/2 over the bin's ratings of j.
-        var position = RowTable<Int>(capacity: rows.count)
-        for (k, row) in rows.enumerated() { position[row] = k }
-        var contextNum = [Float](repeating: 0, count: rows.count), contextDen = contextNum
-        for (b, bin) in state.bins.enumerated() {
-            let sim = b < similarities.count ? similarities[b] : 0
-            guard sim > 0, let list = cache.binEvidence[bin.number] else { continue }
-            for e in list {
-                guard let k = position[e.row] else { continue }
-                contextNum[k] += sim * (e.sum - 3 * e.n) / 2
-                contextDen[k] += sim * e.n
-            }
-        }
         // The sound of the bin's liked songs (else all its songs), kept while the bin's evidence and songs are the same.
         let profile = binIndex.map { binProfile(binIndex: $0, state: &state, index: index) } ?? AudioProfile()
         // Context attributes only matter when there is a community to count them in.
@@ -394,8 +449,11 @@ extension Recommender {
         let hasCommunity = communityEvents > 0
         let profiles = index.profiles
         let genreTable = index.genreTable
+        let byRow = cache.context
+        let evidence = byRow.entries
         genreTable.start.withUnsafeBufferPointer { genreStart in
             genreTable.flat.withUnsafeBufferPointer { genreFlat in
+                cache.genreLikes.withUnsafeBufferPointer { genreLikes in
                 signals.withUnsafeMutableBufferPointer { all in
                     for (k, row) in rows.enumerated() {
                         let f = UnsafeMutableBufferPointer(rebasing: all[(k * n)..<(k * n + n)])
@@ -404,13 +462,27 @@ extension Recommender {
                             f[1] = 1
                             f[2] = cache.repetition
                         }
-                        if contextDen[k] > 0 { f[3] = contextNum[k] / (contextDen[k] + 1) }
+                        // The user's own evidence in similar contexts: Σ_b sim_b Σ (r − 3)/2 over the bin's ratings of j.
+                        if let span = byRow.spans[row] {
+                            var num: Float = 0, den: Float = 0
+                            for j in Int(span.start)..<Int(span.end) {
+                                let e = evidence[j], b = Int(e.bin)
+                                let sim = b < similarities.count ? similarities[b] : 0
+                                guard sim > 0 else { continue }
+                                num += sim * (e.sum - 3 * e.n) / 2
+                                den += sim * e.n
+                            }
+                            if den > 0 { f[3] = num / (den + 1) }
+                        }
                         if cache.knn.count > 0 { f[4] = cache.knn[row] ?? 0 }
                         if cache.knnRated.count > 0 { f[5] = cache.knnRated[row] ?? 0 }
                         let genres = Int(genreStart[row])..<Int(genreStart[row + 1])
                         if !genres.isEmpty {
                             var g: Float = 0
-                            if cache.genreLikes.count > 0 { for j in genres { g += cache.genreLikes[Int(genreFlat[j])] ?? 0 } }
+                            for j in genres {
+                                let genre = Int(genreFlat[j])
+                                if genre < genreLikes.count { g += genreLikes[genre] }
+                            }
                             f[6] = (g + 0.1) / (cache.likes + 1)
                         }
                         if hasCommunity {
@@ -424,6 +496,7 @@ extension Recommender {
                         for i in 0..<n { score += weights[i] * f[i] }
                         scores[k] = score
                     }
+                }
                 }
             }
         }
