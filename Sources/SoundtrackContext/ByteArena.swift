@@ -24,6 +24,8 @@ public final class ByteArena: @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var used: Int
     /// Bytes written.
     public var count: Int { used }
+    /// Bytes it holds room for without growing.
+    public var reserved: Int { capacity }
 
     /// An empty buffer with room for `capacity` bytes.
     public init(capacity: Int = 1 << 16) {

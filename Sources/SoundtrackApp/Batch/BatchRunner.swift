@@ -239,6 +239,7 @@ public final class BatchRunner: Sendable {
             run.summary.records += n
             let job = BlockJob(count: n)
             decode(block, into: job)
+            reader.buffers.give(block.bytes)  // the snapshots own their bytes
             run.summary.timings.decode += clock.lap()
             do {
                 try assign(job, run: run)
@@ -252,7 +253,7 @@ public final class BatchRunner: Sendable {
             // written the block before the previous one.
             output.waitUntilWritten(count: index - 1)
             run.summary.timings.stalled += clock.lap()
-            pick(job, upTo: cutoff, parity: index % 2, run: run)
+            pick(job, upTo: cutoff, parity: index % 2, expectedBytes: 4 * block.bytes.count / run.workers.count, run: run)
             run.summary.timings.pick += clock.lap()
             // The block's output goes to the output thread; the next block is read meanwhile.
             output.submit(OutputJob(index: index, job: job, cutoff: cutoff))
@@ -371,12 +372,16 @@ public final class BatchRunner: Sendable {
 
     /// 3. Picks, each worker its own users, into the output buffers of this block's parity: each
     /// worker's lines grouped by user, in input order within each user.
-    private func pick(_ job: BlockJob, upTo end: Int, parity: Int, run: RunState) {
+    /// - Parameter expectedBytes: room to reserve in each output buffer at once (a pick's JSON
+    ///   is about three times its snapshot's): address space only until written, where growing
+    ///   by doubling copied the buffer and made the kernel zero every new copy's pages.
+    private func pick(_ job: BlockJob, upTo end: Int, parity: Int, expectedBytes: Int, run: RunState) {
         let learn = options.learn, top = options.top, record = options.recordPicks, rules = self.rules
         let workers = run.workers
         DispatchQueue.concurrentPerform(iterations: workers.count) { w in
             let worker = workers[w]
             let out = worker.outs[parity]
+            out.reserve(expectedBytes)
             var mine: [UserLine<StateBox>] = []
             for i in 0..<end where job.owner[i] == w {
                 guard case .snapshot = job.slots[i] else { continue }
@@ -424,10 +429,14 @@ public final class BatchRunner: Sendable {
         private let stopping = Atomic<Bool>(false)
         private var thread: BackgroundThread!
 
+        /// Buffers of blocks already decoded, for the reader to read into again.
+        let buffers = BlockBuffers(limit: 2)
+
         init(blockBytes: Int, read: @escaping LineBlocks.Read) {
             let source = Source(read: read)
+            let buffers = buffers
             thread = BackgroundThread(name: "batch-reader") { [self] in
-                var blocks = LineBlocks(blockBytes: blockBytes, read: source.read)
+                var blocks = LineBlocks(blockBytes: blockBytes, buffers: buffers, read: source.read)
                 var clock = PhaseClock()
                 while !stopping.load(ordering: .relaxed) {
                     do {

@@ -1,5 +1,32 @@
 import Foundation
 import SoundtrackContext
+import Synchronization
+
+/// Block buffers given back once their block is decoded, for the next blocks to be read into:
+/// a fresh 64 MiB buffer per block made the kernel zero 64 MiB of new pages for every block.
+public final class BlockBuffers: Sendable {
+    private let spare = Mutex<[ByteArena]>([])
+    /// How many buffers it keeps at most.
+    public let limit: Int
+
+    /// An empty pool keeping at most `limit` buffers.
+    public init(limit: Int = 4) { self.limit = limit }
+
+    /// A kept buffer with room for `capacity` bytes, emptied, or `nil`.
+    func take(capacity: Int) -> ByteArena? {
+        spare.withLock { spare in
+            guard let i = spare.firstIndex(where: { $0.reserved >= capacity }) else { return nil }
+            let b = spare.remove(at: i)
+            b.removeAll()
+            return b
+        }
+    }
+
+    /// Gives a block's buffer back; the caller must not use it (nor the block's bytes) again.
+    public func give(_ buffer: ByteArena) {
+        spare.withLock { if $0.count < limit { $0.append(buffer) } }
+    }
+}
 
 /// Splits a byte stream into blocks of whole JSON Lines records, numbering the lines.
 ///
@@ -28,10 +55,15 @@ public struct LineBlocks {
     private var consumed = 0
     /// Roughly how many bytes a block holds.
     public let blockBytes: Int
+    /// Where block buffers given back are taken from, if anywhere.
+    private let buffers: BlockBuffers?
 
     /// Creates a splitter over a byte source.
-    public init(blockBytes: Int = 4 << 20, read: @escaping Read) {
+    /// - Parameter buffers: buffers of earlier blocks to read into again (the caller gives each
+    ///   block's buffer back there once it is done with the block); `nil` allocates one per block.
+    public init(blockBytes: Int = 4 << 20, buffers: BlockBuffers? = nil, read: @escaping Read) {
         self.blockBytes = max(1, blockBytes)
+        self.buffers = buffers
         self.read = read
     }
 
@@ -39,10 +71,10 @@ public struct LineBlocks {
     public mutating func next() throws -> Block? {
         var capacity = max(blockBytes, carry.count + 1)
         while true {
-            // A new buffer per block (a block is handed on while the next is read); large ones are
-            // backed by huge pages (``ByteArena``), so that reading into it does not fault in a
-            // 64 MiB block 4 KiB page by page.
-            let bytes = ByteArena(capacity: capacity)
+            // A buffer given back, else a new one (a block is handed on while the next is read);
+            // large ones are backed by huge pages (``ByteArena``), so that reading into it does not
+            // fault in a 64 MiB block 4 KiB page by page.
+            let bytes = buffers?.take(capacity: capacity) ?? ByteArena(capacity: capacity)
             bytes.append(carry)
             var ended = atEnd
             while bytes.count < capacity && !ended {

@@ -202,9 +202,12 @@ public final class ReplayRunner: Sendable {
         let run = RunState(workers: nw)
         let committer = Committer(store: store, checkpoints: checkpoints)
         defer { committer.stop() }
-        var blocks = LineBlocks(blockBytes: options.blockBytes, read: read)
+        let buffers = BlockBuffers(limit: 1)
+        var blocks = LineBlocks(blockBytes: options.blockBytes, buffers: buffers, read: read)
         while let block = try blocks.next() {
-            let staged = try stage(decode(block, workers: nw), run: run)
+            let items = decode(block, workers: nw)
+            buffers.give(block.bytes)  // the events own their bytes
+            let staged = try stage(items, run: run)
             try reportPrevious(committer, run, reject, progress)
             committer.submit(staged, done: block.consumed)
         }
