@@ -274,8 +274,10 @@ extension Recommender {
         out.reserveCapacity(limit)
         // Rows already taken or recently played (a RowTable: no SipHash per candidate).
         var skip = RowTable<Bool>(capacity: limit + config.repeatWindow)
-        for (id, key) in zip(state.recentTracks, state.recentKeys).suffix(config.repeatWindow) {
-            if let r = index.row(ofHash: key.value, id: id) { skip[r] = true }
+        let recentTracks = state.recentTracks, recentKeys = state.recentKeys
+        let recent = min(recentTracks.count, recentKeys.count)
+        for i in max(0, recent - config.repeatWindow)..<recent {
+            if let r = index.row(ofHash: recentKeys[i].value, id: recentTracks[i]) { skip[r] = true }
         }
         func add(_ row: Int) {
             guard out.count < limit, skip[row] == nil else { return }
