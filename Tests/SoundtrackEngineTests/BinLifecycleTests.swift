@@ -306,6 +306,62 @@ struct BinLifecycleTests {
         #expect(rated.evidenceVersion != version)
     }
 
+    @Test(
+        "The context signal of a rated track adds up its bins' evidence weighted by their similarity, in bin order, after a merge and a new bin too"
+    )
+    func contextSignalFollowsTheBins() throws {
+        var state = engine.newUser("u-1")
+        _ = engine.pick(phone("2026-03-11T03:00:00+01:00", activity: .stationary, wifi: "home"), state: &state)
+        _ = engine.pick(phone("2026-03-11T14:00:00+01:00", activity: .automotive, wifi: "none"), state: &state)
+        _ = engine.pick(phone("2026-03-11T19:00:00+01:00", activity: .walking, wifi: "park"), state: &state)
+        try #require(state.bins.count == 3)
+        // A track rated in two bins (the first and the last), and tracks rated in one.
+        let shared = state.bins[0].songs[0]
+        state.bins[0].songs[0].likes = 2
+        state.bins[1].songs[0].likes = 3
+        state.bins[2].songs.append(BinSong(trackId: shared.trackId, dislikes: 1))
+        state.bins[2].songs[0].rating = 4
+        state.evidenceVersion &+= 1
+        let index = engine.catalog.index()
+        let n = RankerModel.signals.count, slot = RankerModel.signals.firstIndex(of: "own_ctx")!
+        var probe = state
+        let x = engine.features(of: phone("2026-03-11T15:00:00+01:00", activity: .automotive, wifi: "none"), state: &probe)
+
+        // The signal as docs/scoring.md defines it: Σ_b sim_b Σ (r − 3)/2 over the bin's ratings of
+        // the track, divided by 1 + Σ_b sim_b n_b, bins in order.
+        func expected(_ state: UserState, _ sims: [Float], row: Int) -> Float {
+            var num: Float = 0, den: Float = 0
+            for (b, bin) in state.bins.enumerated() where sims[b] > 0 {
+                for song in bin.songs where index.row(of: song) == row {
+                    let e = Recommender.evidence(song)
+                    guard e.n > 0 else { continue }
+                    num += sims[b] * (e.sum - 3 * e.n) / 2
+                    den += sims[b] * e.n
+                }
+            }
+            return den > 0 ? num / (den + 1) : 0
+        }
+        func check(_ state: inout UserState, _ sims: [Float], _ comment: Comment) throws {
+            let rated = Set(state.bins.flatMap { $0.songs.filter { Recommender.evidence($0).n > 0 }.compactMap { index.row(of: $0) } })
+            try #require(rated.count >= 3)
+            let rows = rated.sorted() + [index.count - 1]
+            let scored = engine.scoreRows(x, binIndex: nil, similarities: sims, state: &state, rows: rows)
+            let got = rows.indices.map { scored.signals[$0 * n + slot] }
+            #expect(got == rows.map { expected(state, sims, row: $0) }, comment)
+            #expect(got.contains { $0 != 0 }, comment)
+        }
+        try check(&state, [0.5, 0.25, 0.125], "three bins")
+        try check(&state, [0, 0.25, 0.125], "a bin of no similarity counts nothing")
+        // The last bin merged into the first: the evidence is the same, the bins' indices are not.
+        engine.merge(2, into: 0, state: &state)
+        try #require(state.bins.count == 2)
+        try check(&state, [0.25, 0.5], "after a merge")
+        // A new bin in a new context.
+        _ = engine.pick(phone("2026-03-12T08:00:00+01:00", activity: .running, wifi: "gym"), state: &state)
+        try #require(state.bins.count == 3)
+        try check(&state, [0.125, 0.5, 0.25], "after a new bin")
+    }
+
     @Test("A small bin that never recurs is folded into its nearest bin after the idle time")
     func idleSmallBinsFold() {
         var state = engine.newUser("u-1")
