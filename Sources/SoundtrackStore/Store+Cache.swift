@@ -280,15 +280,52 @@ extension Store {
     /// view mark, `users.view_seq`), oldest first, in transactions of at most `slice` rows: after
     /// ``commitCaughtUp(_:)`` and checkpoints of the view (``UserWrite/view(_:)``), which mark their
     /// users' events as included and leave the rows.
+    ///
+    /// When every pending event is included (the end of a catch-up that brought every user up to
+    /// date), the table is emptied by one `DELETE` without a `WHERE`, in one transaction that
+    /// checks first that no event is left above its user's mark: SQLite then frees the table's
+    /// pages without visiting its rows (zeroed all the same, `secure_delete` being on). Deleting a
+    /// million caught-up events row by row rewrote every page of them: about 8.5 s, against 1–2.5 s.
     /// - Returns: the number of rows deleted.
     /// - Throws: database errors (the transactions before the failing one stay committed).
     @discardableResult
     public func prunePending(slice: Int = 8192) throws -> Int {
+        if let all = try prunePendingIfAllIncluded() { return all }
         var total = 0
         while true {
             let n = try database.write { db in try Self.prunePending(db, limit: max(1, slice)) }
             total += n
             if n < max(1, slice) { return total }
+        }
+    }
+
+    /// Empties `pending_events` when every row is at or below its user's view mark; `nil` (and
+    /// nothing deleted) when one is not, or when the table is empty.
+    private func prunePendingIfAllIncluded() throws -> Int? {
+        try database.writeWithoutTransaction { db in
+            // SQLite empties a whole table without visiting its rows only while foreign keys are
+            // off (they can be switched outside a transaction only). Deleting rows of this table
+            // cannot break one: it references `users`, and no table references it.
+            let keys = try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") ?? false
+            if keys { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
+            defer { if keys { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
+            var deleted: Int?
+            try db.inTransaction(.immediate) {
+                // One step down the (user_id, applied_seq) index per user, not a scan of the events.
+                let pendingLeft =
+                    try Bool.fetchOne(
+                        db,
+                        sql: """
+                            SELECT EXISTS (SELECT 1 FROM users u WHERE EXISTS (
+                                SELECT 1 FROM pending_events p WHERE p.user_id = u.id AND p.applied_seq > u.view_seq))
+                            """) ?? true
+                let any = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM pending_events)") ?? false
+                guard any, !pendingLeft else { return .commit }
+                try db.execute(sql: "DELETE FROM pending_events")
+                deleted = db.changesCount
+                return .commit
+            }
+            return deleted
         }
     }
 }

@@ -371,6 +371,20 @@ struct StoreTests {
         #expect(try store.usersBehind() == ["u-1": 1])
         #expect(try store.rowCounts(user: "u-3")["pending_events"] == 0)
         #expect(try store.check() == [])
+
+        // Every pending row included (u-1 caught up): the prune empties the table at once, and
+        // leaves foreign keys on.
+        var last = try #require(try store.loadCachedStates(users: ["u-1"], defaults: defaults)["u-1"])
+        let lastMark = try #require(last.pendingMark)
+        try rules.catchUp(&last) { try store.pickRecord(id: $0) }
+        #expect(try store.commitCaughtUp([(last.state, lastMark)]) == [])
+        #expect(try store.usersBehind() == [:])
+        #expect(try store.rowCounts(user: "u-1")["pending_events"] == 1)
+        #expect(try store.prunePending() == 1)
+        #expect(try store.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM pending_events") } == 0)
+        #expect(try store.database.writeWithoutTransaction { try Bool.fetchOne($0, sql: "PRAGMA foreign_keys") } == true)
+        #expect(try store.prunePending() == 0)
+        #expect(try store.check() == [])
     }
 
     @Test("The schema enforces its invariants")
