@@ -1,5 +1,6 @@
 import Foundation
 @testable import SoundtrackApp
+import SoundtrackContext
 import Testing
 
 @Suite struct LineBlocksTests {
@@ -16,22 +17,47 @@ import Testing
         }
     }
 
-    /// Every block's records as (line, text), and each block's `consumed`.
-    static func split(_ text: String, blockBytes: Int, chunk: Int) throws -> (records: [(Int, String)], consumed: [Int], blocks: Int) {
-        var blocks = LineBlocks(blockBytes: blockBytes, read: reader(Array(text.utf8), chunk: chunk))
+    /// Every block's records as (line, text), and each block's `consumed`; with `buffers`, each
+    /// block's buffer is given back once its records are read, and `reused` counts the blocks read
+    /// into a buffer of an earlier block.
+    static func split(
+        _ text: String, blockBytes: Int, chunk: Int, buffers: BlockBuffers? = nil
+    ) throws -> (records: [(Int, String)], consumed: [Int], blocks: Int, reused: Int) {
+        var blocks = LineBlocks(blockBytes: blockBytes, buffers: buffers, read: reader(Array(text.utf8), chunk: chunk))
         var records: [(Int, String)] = []
         var consumed: [Int] = []
-        var count = 0
+        var count = 0, reused = 0
+        var seen: [ByteArena] = []  // held, so that a freed buffer's address is not taken for reuse
         while let block = try blocks.next() {
             count += 1
             consumed.append(block.consumed)
+            if seen.contains(where: { $0 === block.bytes }) { reused += 1 } else { seen.append(block.bytes) }
             block.bytes.withUnsafeBytes { b in
                 for l in block.lines {
                     records.append((l.line, String(decoding: b[l.start..<l.end], as: UTF8.self)))
                 }
             }
+            buffers?.give(block.bytes)
         }
-        return (records, consumed, count)
+        return (records, consumed, count, reused)
+    }
+
+    @Test("Blocks read into buffers given back hold the same lines, and every block after the first reuses one")
+    func buffersGivenBack() throws {
+        let lines = (1...40).map { "{\"n\":\($0),\"pad\":\"" + String(repeating: "y", count: $0 % 7) + "\"}" }
+        let text = lines.joined(separator: "\n") + "\n"
+        for chunk in [5, 1000] {
+            let plain = try Self.split(text, blockBytes: 64, chunk: chunk)
+            let pooled = try Self.split(text, blockBytes: 64, chunk: chunk, buffers: BlockBuffers(limit: 1))
+            #expect(plain.blocks > 3 && pooled.blocks == plain.blocks)
+            #expect(pooled.records.map(\.0) == plain.records.map(\.0) && pooled.records.map(\.1) == plain.records.map(\.1))
+            #expect(pooled.records.map(\.1) == lines)
+            #expect(pooled.consumed == plain.consumed)
+            // No buffer is kept alive between blocks here, so each block after the first reuses
+            // the one given back (never while it is held: a block not given back is never handed out again).
+            #expect(plain.reused == 0)
+            #expect(pooled.reused == pooled.blocks - 1)
+        }
     }
 
     @Test("Blocks hold whole lines, numbered across blocks, for every block size and read size")
