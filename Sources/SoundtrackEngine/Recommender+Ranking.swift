@@ -40,8 +40,9 @@ struct RankingCache: Sendable {
     /// ``Bin/evidenceSignature`` it was computed for.
     var binProfile: [Int: (signature: UInt64, profile: AudioProfile)] = [:]
     /// ``binEvidence`` turned around, for the context-weighted own signal: each row with
-    /// evidence maps to its entries in ``contextEntries`` (the bins that rated it, in bin order,
-    /// by their index among ``contextBins``, the bins' numbers when it was built).
+    /// evidence maps to its entries (the bins that rated it, in bin order, by their index among
+    /// ``ContextEvidence/bins``, the bins' numbers when it was built); rebuilt by
+    /// ``Recommender/refreshContextEvidence(_:)`` when the bins differ.
     var context = ContextEvidence()
 }
 
@@ -201,7 +202,6 @@ extension Recommender {
         state.rankingCache.binEvidence[dropped] = nil
         let list = Self.evidenceList(merged, index: catalog.index())
         state.rankingCache.binEvidence[merged.number] = list.isEmpty ? nil : list
-        state.rankingCache.context = ContextEvidence()
     }
 
     /// Rebuilds the user's ranking cache when the user's evidence changed, or when the community

@@ -372,7 +372,6 @@ private struct CatalogFailure: Error {
     let error: any Error
 }
 
-/// A value computed on another thread from the moment it is created.
 /// A group of the catch-up as read from the database: its users' states with their pending
 /// events, the picks those name, and each state's pending mark.
 private struct CatchUpGroup: Sendable {
@@ -381,6 +380,7 @@ private struct CatchUpGroup: Sendable {
     var marks: [PendingMark]
 }
 
+/// A value computed on another thread from the moment it is created.
 private final class InBackground<T: Sendable>: @unchecked Sendable {
     private let done = DispatchGroup()
     private var result: Result<T, any Error>?
