@@ -2,21 +2,17 @@
 package.path = os.getenv("LUA_DIR") .. "/?.lua;" .. package.path
 require("common")
 
-ok, failed = 0, 0
+local requests
 
 function init(args)
   load_inputs()
+  requests = pick_requests("/v1/picks")
 end
 
 function request()
-  local i = math.random(#users)
-  return wrk.format("POST", "/v1/picks", headers(i), snapshot(users[i]))
+  return requests[math.random(#requests)]
 end
 
-function response(status, hdrs, body)
-  if status == 200 then ok = ok + 1 else failed = failed + 1 end
-end
-
-function done(summary, latency, requests)
-  summarise("ok", summary, latency)
+function done(summary, latency, _)
+  summarise_counts(summary, latency)
 end
