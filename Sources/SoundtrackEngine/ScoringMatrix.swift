@@ -6,18 +6,19 @@ import SoundtrackContext
 ///
 /// For bin `b` and slot `i` the effective weight is `V[b,i] = w[i] · u[b,i]` with the bin's part
 /// `u[b,i] = 1` when the bin has seen the slot in at least ``EngineConfig/presenceThreshold`` of its
-/// snapshots, else 0. One 3B × D matrix (row-major) stacks three blocks of one row per bin: `u`, then
-/// `u∘C`, then `u∘C²`. The user's weights go to the snapshot's side, the vectors `w∘m`, `w∘m∘x`
-/// and `w∘m∘x²`, and three matrix–vector products (`cblas_sgemv`) over the first 3B, 2B and B rows
-/// yield the sums per bin that the weighted mean squared distance over the slots present on both
-/// sides needs (see docs/scoring.md).
+/// snapshots, else 0. One 3B × D matrix (row-major) stacks three blocks of one row per bin: `u∘C²`,
+/// then `u`, then `u∘C`. The user's weights go to the snapshot's side, the vectors `w∘m`, `w∘m∘x`
+/// and `w∘m∘x²`, and three matrix–vector products (`cblas_sgemv`) yield the four sums per bin that
+/// the weighted mean squared distance over the slots present on both sides needs (see
+/// docs/scoring.md): `w∘m` over the first two blocks (`u∘C²` and `u`, one product of 2B rows),
+/// `w∘m∘x²` over `u` and `w∘m∘x` over `u∘C` (B rows each): 4B dot products, none computed for nothing.
 ///
 /// Because the weights are not in the matrix, learning them changes nothing here, and a bin's
 /// rows depend on that bin alone: ``sync(bins:config:)`` recomputes only the rows of bins whose
 /// vectors changed since (their ``Bin/stamp``), so a served snapshot costs one bin's rows, not a
 /// rebuild of the user's matrix.
 struct ScoringMatrix: Sendable {
-    /// 3B × D, row-major: rows `0..<B` hold `u`, rows `B..<2B` `u∘C`, rows `2B..<3B` `u∘C²`.
+    /// 3B × D, row-major: rows `0..<B` hold `u∘C²`, rows `B..<2B` `u`, rows `2B..<3B` `u∘C`.
     private(set) var m: [Float] = []
     /// The ``Bin/stamp`` each bin's rows were computed from.
     private(set) var stamps: [UInt64] = []
@@ -112,7 +113,7 @@ struct ScoringMatrix: Sendable {
         bin.centroid.withUnsafeBufferPointer { c in
             bin.observed.withUnsafeBufferPointer { ob in
                 m.withUnsafeMutableBufferPointer { mp in
-                    let u = mp.baseAddress! + r * d, uc = u + b * d, ucc = uc + b * d
+                    let ucc = mp.baseAddress! + r * d, u = ucc + b * d, uc = u + b * d
                     for i in 0..<d {
                         let w: Float = ob[i] >= threshold ? 1 : 0
                         let ci = c[i]
@@ -136,10 +137,10 @@ struct ScoringMatrix: Sendable {
         let b = binCount
         let d = FeatureLayout.dimension
         guard b > 0 else { return [] }
-        return withUnsafeTemporaryAllocation(of: Float.self, capacity: 3 * d + 6 * b) { scratch in
+        return withUnsafeTemporaryAllocation(of: Float.self, capacity: 3 * d + 4 * b) { scratch in
             let y0 = scratch.baseAddress!, y1 = y0 + d, y2 = y1 + d
-            // Outputs in the order of the matrix's blocks: y0 over all three, y1 over two, y2 over one.
-            let r0 = y2 + d, r1 = r0 + 3 * b, r2 = r1 + 2 * b
+            // y0 over the blocks u∘C² and u (r0: Scc, then S0), y2 over u (Sxx), y1 over u∘C (Sxc).
+            let r0 = y2 + d, r2 = r0 + 2 * b, r1 = r2 + b
             x.values.withUnsafeBufferPointer { xv in
                 x.mask.withUnsafeBufferPointer { xm in
                     weights.withUnsafeBufferPointer { w in
@@ -157,13 +158,13 @@ struct ScoringMatrix: Sendable {
             }
             m.withUnsafeBufferPointer { mp in
                 let a = mp.baseAddress
-                cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(3 * b), Int32(d), 1, a, Int32(d), y0, 1, 0, r0, 1)
-                cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(2 * b), Int32(d), 1, a, Int32(d), y1, 1, 0, r1, 1)
-                cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(b), Int32(d), 1, a, Int32(d), y2, 1, 0, r2, 1)
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(2 * b), Int32(d), 1, a, Int32(d), y0, 1, 0, r0, 1)
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(b), Int32(d), 1, a.map { $0 + b * d }, Int32(d), y2, 1, 0, r2, 1)
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(b), Int32(d), 1, a.map { $0 + 2 * b * d }, Int32(d), y1, 1, 0, r1, 1)
             }
             return [Float](unsafeUninitializedCapacity: b) { out, n in
                 for r in 0..<b {
-                    out[r] = Self.distance(s0: r0[r], sxx: r2[r], sxc: r1[b + r], scc: r0[2 * b + r])
+                    out[r] = Self.distance(s0: r0[b + r], sxx: r2[r], sxc: r1[r], scc: r0[r])
                 }
                 n = b
             }
@@ -182,7 +183,7 @@ struct ScoringMatrix: Sendable {
                 let wm = weights[i] * separation[i] * x.mask[i]
                 guard wm != 0 else { continue }
                 let v = x.values[i]
-                let u = mp[r * d + i], uc = mp[(b + r) * d + i], ucc = mp[(2 * b + r) * d + i]
+                let u = mp[(b + r) * d + i], uc = mp[(2 * b + r) * d + i], ucc = mp[r * d + i]
                 s0 += wm * u
                 sxx += wm * v * v * u
                 sxc += wm * v * uc
@@ -212,29 +213,47 @@ struct ScoringMatrix: Sendable {
         guard count > 0, row < binCount else { return [] }
         var v = [Float](repeating: 0, count: d)
         var s0: Float = 0
+        // Through buffers, the tables read once: in the loops, each `static let` read and each
+        // array access checked cost more than the arithmetic.
+        let u = (binCount + row) * d
         m.withUnsafeBufferPointer { up in
-            for i in 0..<d {
-                v[i] = weights[i] * separation[i] * up[row * d + i] * x.mask[i]
-                s0 += v[i]
+            weights.withUnsafeBufferPointer { w in
+                separation.withUnsafeBufferPointer { sep in
+                    x.mask.withUnsafeBufferPointer { xm in
+                        v.withUnsafeMutableBufferPointer { v in
+                            for i in 0..<d {
+                                v[i] = w[i] * sep[i] * up[u + i] * xm[i]
+                                s0 += v[i]
+                            }
+                        }
+                    }
+                }
             }
         }
         guard s0 > 1e-6 else { return [] }
         var rows: [(share: Float, agreement: Float, slot: Int)] = []
         var rowOfKey = [Int](repeating: -1, count: d)
-        for i in 0..<d where v[i] > 0 {
-            if ExplanationSlots.categorical[i], x.values[i] < 0.5 { continue }
-            let agreement = 1 - min(1, abs(x.values[i] - centroid[i]))
-            let key = ExplanationSlots.mergeKey[i]
-            if rowOfKey[key] >= 0 {
-                // The second slot of a pair (time of day, day of the week): one row, weights added.
-                let k = rowOfKey[key]
-                let total = rows[k].share + v[i] / s0
-                rows[k].agreement = (rows[k].agreement * rows[k].share + agreement * v[i] / s0) / total
-                rows[k].share = total
-                continue
+        let categorical = ExplanationSlots.categorical, mergeKey = ExplanationSlots.mergeKey
+        v.withUnsafeBufferPointer { v in
+            x.values.withUnsafeBufferPointer { xv in
+                centroid.withUnsafeBufferPointer { c in
+                    for i in 0..<d where v[i] > 0 {
+                        if categorical[i], xv[i] < 0.5 { continue }
+                        let agreement = 1 - min(1, abs(xv[i] - c[i]))
+                        let key = mergeKey[i]
+                        if rowOfKey[key] >= 0 {
+                            // The second slot of a pair (time of day, day of the week): one row, weights added.
+                            let k = rowOfKey[key]
+                            let total = rows[k].share + v[i] / s0
+                            rows[k].agreement = (rows[k].agreement * rows[k].share + agreement * v[i] / s0) / total
+                            rows[k].share = total
+                            continue
+                        }
+                        rowOfKey[key] = rows.count
+                        rows.append((v[i] / s0, agreement, i))
+                    }
+                }
             }
-            rowOfKey[key] = rows.count
-            rows.append((v[i] / s0, agreement, i))
         }
         // Names only for the rows shown.
         return rows.filter { $0.agreement >= 0.5 }
