@@ -362,12 +362,7 @@ extension Recommender {
                 index.similar(to: prior.profile, genres: Set(prior.genres), k: k, excluding: excluding).map(\.row)
             }
         }
-        // The five genres most frequent among the liked tracks (ties by name), by number.
-        var counts: [Int32: Int] = [:]
-        for r in liked { for g in index.genreNumbers(ofRow: r) { counts[g, default: 0] += 1 } }
-        let genres = counts.sorted {
-            $0.value != $1.value ? $0.value > $1.value : index.genreName(number: $0.key) < index.genreName(number: $1.key)
-        }.prefix(5).map(\.key)
+        let genres = Self.topGenres(ofRows: liked, count: 5, index: index)
         // Candidates: the nearest tracks of each liked song (searched once per track and catalog,
         // shared by every bin and person who likes it), ranked by the bin's sound and genres.
         // A bin of many likes takes fewer of each song's (best first): about 256 in all, at least 8 each.
@@ -378,6 +373,38 @@ extension Recommender {
                 .prefix(each)
         }
         return index.similar(to: index.profile(ofRows: liked), genreNumbers: genres, k: count, among: pool, excluding: members).map(\.row)
+    }
+
+    /// The `count` genres most frequent among `rows` (ties by name), by number, most frequent
+    /// first. Counted by sorting the rows' genre numbers (no hash table), and the best kept by
+    /// insertion into a list of `count` (names compared only between genres of equal counts).
+    static func topGenres(ofRows rows: [Int], count: Int, index: CatalogIndex) -> [Int32] {
+        guard count > 0 else { return [] }
+        var all: [Int32] = []
+        for r in rows { all += index.genreNumbers(ofRow: r) }
+        all.sort()
+        func before(_ a: (genre: Int32, n: Int), _ b: (genre: Int32, n: Int)) -> Bool {
+            a.n != b.n ? a.n > b.n : index.genreName(number: a.genre) < index.genreName(number: b.genre)
+        }
+        var top: [(genre: Int32, n: Int)] = []
+        top.reserveCapacity(count + 1)
+        var i = 0
+        while i < all.count {
+            var j = i + 1
+            while j < all.count, all[j] == all[i] { j += 1 }
+            let entry = (genre: all[i], n: j - i)
+            i = j
+            if top.count == count, !before(entry, top[count - 1]) { continue }
+            var at = top.count
+            top.append(entry)
+            while at > 0, before(entry, top[at - 1]) {
+                top[at] = top[at - 1]
+                at -= 1
+            }
+            top[at] = entry
+            if top.count > count { top.removeLast() }
+        }
+        return top.map(\.genre)
     }
 
     /// The first `k` rows of `search(k, excluding)`, a search over the whole catalog that is the

@@ -152,4 +152,35 @@ struct OnboardingTests {
         #expect(state.bins.isEmpty)
         #expect(state.pickCounter == 0)
     }
+
+    /// The genres a bin's sound search asks for: the most frequent among its liked tracks, ties by
+    /// name, equal to that definition counted with a table and sorted (ties at the cut included).
+    @Test func topGenresAreTheMostFrequentTiesByName() {
+        func reference(_ rows: [Int], _ k: Int, _ index: CatalogIndex) -> [Int32] {
+            var counts: [Int32: Int] = [:]
+            for r in rows { for g in index.genreNumbers(ofRow: r) { counts[g, default: 0] += 1 } }
+            return counts.sorted {
+                $0.value != $1.value ? $0.value > $1.value : index.genreName(number: $0.key) < index.genreName(number: $1.key)
+            }.prefix(k).map(\.key)
+        }
+        // Ties: "alpha", "beta" and "zeta" twice each, "mid" three times: mid, then by name.
+        let small = CatalogIndex(tracks: [
+            Track(id: "a", title: "a", artist: "x", genres: ["zeta", "alpha", "mid"], popularity: nil, audio: AudioFeatures()),
+            Track(id: "b", title: "b", artist: "x", genres: ["alpha", "beta", "mid"], popularity: nil, audio: AudioFeatures()),
+            Track(id: "c", title: "c", artist: "x", genres: ["zeta", "beta", "mid"], popularity: nil, audio: AudioFeatures()),
+        ])
+        let names = { (g: [Int32]) in g.map { small.genreName(number: $0) } }
+        #expect(names(Recommender.topGenres(ofRows: [0, 1, 2], count: 3, index: small)) == ["mid", "alpha", "beta"])
+        #expect(names(Recommender.topGenres(ofRows: [0, 1, 2], count: 9, index: small)) == ["mid", "alpha", "beta", "zeta"])
+        #expect(Recommender.topGenres(ofRows: [], count: 5, index: small).isEmpty)
+        #expect(Recommender.topGenres(ofRows: [0], count: 0, index: small).isEmpty)
+        // Random sets of catalog rows, with repeats.
+        let index = Fixtures.catalog
+        var rng = SeededGenerator(seed: 11)
+        for _ in 0..<200 {
+            let rows = (0..<Int.random(in: 1...40, using: &rng)).map { _ in Int.random(in: 0..<index.count, using: &rng) }
+            let k = Int.random(in: 1...8, using: &rng)
+            #expect(Recommender.topGenres(ofRows: rows, count: k, index: index) == reference(rows, k, index))
+        }
+    }
 }
