@@ -40,19 +40,17 @@ let package = Package(
             cSettings: [.define("SOUNDTRACK_CATALOG_PATH", to: "\"\(Context.packageDirectory)/datasets/musicoset/catalog.csv\"")],
             linkerSettings: [.linkedLibrary("sqlite3")]
         ),
-        // A cache prefetch hint (one inline C function) for the loops over scattered catalog rows.
-        .target(name: "CPrefetch"),
         // Snapshot and feedback-event types, JSON parsing and validation, feature extraction.
         .target(name: "SoundtrackContext"),
         // Tracks, catalog import, similar-track search, cold-start priors.
         .target(
             name: "SoundtrackCatalog",
-            dependencies: ["SoundtrackContext", "CBLAS", "CPrefetch"]
+            dependencies: ["SoundtrackContext", "CBLAS"]
         ),
         // Bins, scoring, track choice, the feedback state machine, the Recommender facade.
         .target(
             name: "SoundtrackEngine",
-            dependencies: ["SoundtrackContext", "SoundtrackCatalog", "CBLAS", "CPrefetch"]
+            dependencies: ["SoundtrackContext", "SoundtrackCatalog", "CBLAS"]
         ),
         // SQLite persistence through GRDB: schema, migrations, the write type the rules stage
         // (`UserWrite`) and the transactions that commit it.

@@ -1,5 +1,4 @@
 import CBLAS
-import CPrefetch
 import SoundtrackContext
 
 /// An in-memory index of a catalog for similar-track search by sound and genre.
@@ -340,8 +339,6 @@ public final class CatalogIndex: Sendable {
                 zRows.withUnsafeBufferPointer { zs in
                     isFeatureless.withUnsafeBufferPointer { featureless in
                         for (i, r) in rows.enumerated() {
-                            // Rows scattered over the catalog: each one's `z` asked for ahead.
-                            if i + 8 < rows.count { soundtrack_prefetch(zs.baseAddress! + rows[i + 8]) }
                             if featureless[r] {
                                 scores[i] = Self.featurelessSimilarity
                                 continue
@@ -364,8 +361,6 @@ public final class CatalogIndex: Sendable {
                 genreFlat.withUnsafeBufferPointer { flat in
                     asked.withUnsafeBufferPointer { asked in
                         for (i, r) in rows.enumerated() {
-                            if i + 8 < rows.count { soundtrack_prefetch(start.baseAddress! + rows[i + 8]) }
-                            if i + 4 < rows.count, let f = flat.baseAddress { soundtrack_prefetch(f + Int(start[rows[i + 4]])) }
                             let from = Int(start[r]), to = Int(start[r + 1])
                             var c = 0
                             for j in from..<to {

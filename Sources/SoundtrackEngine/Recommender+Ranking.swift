@@ -1,4 +1,3 @@
-import CPrefetch
 import Foundation
 import SoundtrackCatalog
 import SoundtrackContext
@@ -485,59 +484,46 @@ extension Recommender {
             genreTable.flat.withUnsafeBufferPointer { genreFlat in
                 cache.genreLikes.withUnsafeBufferPointer { genreLikes in
                     signals.withUnsafeMutableBufferPointer { all in
-                        profiles.withUnsafeBufferPointer { profiles in
-                            for (k, row) in rows.enumerated() {
-                                // The candidates are scattered over the catalog: their profile and
-                                // genre rows are asked for a few candidates ahead (a cache miss each,
-                                // most of this loop's time otherwise).
-                                if k + 8 < rows.count {
-                                    let r = rows[k + 8]
-                                    soundtrack_prefetch(profiles.baseAddress! + r)
-                                    soundtrack_prefetch(genreStart.baseAddress! + r)
-                                }
-                                if k + 4 < rows.count, let flat = genreFlat.baseAddress {
-                                    soundtrack_prefetch(flat + Int(genreStart[rows[k + 4]]))
-                                }
-                                let f = UnsafeMutableBufferPointer(rebasing: all[(k * n)..<(k * n + n)])
-                                if let e = cache.own[row] {
-                                    f[0] = (e.sum / e.n - 3) / 2
-                                    f[1] = 1
-                                    f[2] = cache.repetition
-                                }
-                                // The user's own evidence in similar contexts: Σ_b sim_b Σ (r − 3)/2 over the bin's ratings of j.
-                                if let span = byRow.spans[row] {
-                                    var num: Float = 0, den: Float = 0
-                                    for j in Int(span.start)..<Int(span.end) {
-                                        let e = evidence[j], b = Int(e.bin)
-                                        let sim = b < similarities.count ? similarities[b] : 0
-                                        guard sim > 0 else { continue }
-                                        num += sim * (e.sum - 3 * e.n) / 2
-                                        den += sim * e.n
-                                    }
-                                    if den > 0 { f[3] = num / (den + 1) }
-                                }
-                                if cache.knn.count > 0 { f[4] = cache.knn[row] ?? 0 }
-                                if cache.knnRated.count > 0 { f[5] = cache.knnRated[row] ?? 0 }
-                                let genres = Int(genreStart[row])..<Int(genreStart[row + 1])
-                                if !genres.isEmpty {
-                                    var g: Float = 0
-                                    for j in genres {
-                                        let genre = Int(genreFlat[j])
-                                        if genre < genreLikes.count { g += genreLikes[genre] }
-                                    }
-                                    f[6] = (g + 0.1) / (cache.likes + 1)
-                                }
-                                if hasCommunity {
-                                    let s = stats[k]
-                                    f[7] = log1p(Float(s.likes)) / likeScale
-                                    f[8] = log1p(Float(s.raters)) / raterScale
-                                    f[9] = log1p((context[k] + Float(s.likes)) / Float(attributes.count + 1)) / likeScale
-                                }
-                                f[10] = Self.soundSimilarity(profiles[row], profile)
-                                var score: Float = 0
-                                for i in 0..<n { score += weights[i] * f[i] }
-                                scores[k] = score
+                        for (k, row) in rows.enumerated() {
+                            let f = UnsafeMutableBufferPointer(rebasing: all[(k * n)..<(k * n + n)])
+                            if let e = cache.own[row] {
+                                f[0] = (e.sum / e.n - 3) / 2
+                                f[1] = 1
+                                f[2] = cache.repetition
                             }
+                            // The user's own evidence in similar contexts: Σ_b sim_b Σ (r − 3)/2 over the bin's ratings of j.
+                            if let span = byRow.spans[row] {
+                                var num: Float = 0, den: Float = 0
+                                for j in Int(span.start)..<Int(span.end) {
+                                    let e = evidence[j], b = Int(e.bin)
+                                    let sim = b < similarities.count ? similarities[b] : 0
+                                    guard sim > 0 else { continue }
+                                    num += sim * (e.sum - 3 * e.n) / 2
+                                    den += sim * e.n
+                                }
+                                if den > 0 { f[3] = num / (den + 1) }
+                            }
+                            if cache.knn.count > 0 { f[4] = cache.knn[row] ?? 0 }
+                            if cache.knnRated.count > 0 { f[5] = cache.knnRated[row] ?? 0 }
+                            let genres = Int(genreStart[row])..<Int(genreStart[row + 1])
+                            if !genres.isEmpty {
+                                var g: Float = 0
+                                for j in genres {
+                                    let genre = Int(genreFlat[j])
+                                    if genre < genreLikes.count { g += genreLikes[genre] }
+                                }
+                                f[6] = (g + 0.1) / (cache.likes + 1)
+                            }
+                            if hasCommunity {
+                                let s = stats[k]
+                                f[7] = log1p(Float(s.likes)) / likeScale
+                                f[8] = log1p(Float(s.raters)) / raterScale
+                                f[9] = log1p((context[k] + Float(s.likes)) / Float(attributes.count + 1)) / likeScale
+                            }
+                            f[10] = Self.soundSimilarity(profiles[row], profile)
+                            var score: Float = 0
+                            for i in 0..<n { score += weights[i] * f[i] }
+                            scores[k] = score
                         }
                     }
                 }
