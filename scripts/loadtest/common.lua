@@ -81,8 +81,8 @@ end
 -- `summarise` for scripts without a `response` function (wrk then hands no response to Lua):
 -- wrk's own counts, requests answered with a status of 400 or more as failed.
 function summarise_counts(summary, latency, extra)
-  ok = summary.requests - summary.errors.status
-  failed = summary.errors.status
+  local ok = summary.requests - summary.errors.status
+  local failed = summary.errors.status
   local fields = extra or {}
   fields.ok, fields.failed = ok, failed
   summarise_fields(summary, latency, fields)

@@ -56,7 +56,7 @@ end
 -- A bound on the p99 that counts the lateness of sends (coordinated omission): at least 99.5 % of
 -- sends were at most `lag` late and at least 99.5 % of answers took at most `p99.5`, so at least
 -- 99 % of requests took at most their sum from their scheduled time.
-function done(summary, latency, requests)
+function done(summary, latency, _)
   local hist, total = {}, 0
   for b = 0, 1000 do hist[b] = 0 end
   for _, h in ipairs(gather("lag_hist")) do
