@@ -377,7 +377,7 @@ extension Recommender {
 
     /// The `count` genres most frequent among `rows` (ties by name), by number, most frequent
     /// first. Counted by sorting the rows' genre numbers (no hash table), and the best kept by
-    /// insertion into a list of `count` (names compared only between genres of equal counts).
+    /// ``TopK`` (names compared only between genres of equal counts).
     static func topGenres(ofRows rows: [Int], count: Int, index: CatalogIndex) -> [Int32] {
         guard count > 0 else { return [] }
         var all: [Int32] = []
@@ -386,25 +386,17 @@ extension Recommender {
         func before(_ a: (genre: Int32, n: Int), _ b: (genre: Int32, n: Int)) -> Bool {
             a.n != b.n ? a.n > b.n : index.genreName(number: a.genre) < index.genreName(number: b.genre)
         }
-        var top: [(genre: Int32, n: Int)] = []
-        top.reserveCapacity(count + 1)
-        var i = 0
-        while i < all.count {
-            var j = i + 1
-            while j < all.count, all[j] == all[i] { j += 1 }
-            let entry = (genre: all[i], n: j - i)
-            i = j
-            if top.count == count, !before(entry, top[count - 1]) { continue }
-            var at = top.count
-            top.append(entry)
-            while at > 0, before(entry, top[at - 1]) {
-                top[at] = top[at - 1]
-                at -= 1
+        return withUnsafeTemporaryAllocation(of: (genre: Int32, n: Int).self, capacity: count) { buffer in
+            var top = TopK(buffer: buffer)
+            var i = 0
+            while i < all.count {
+                var j = i + 1
+                while j < all.count, all[j] == all[i] { j += 1 }
+                top.offer((genre: all[i], n: j - i), before: before)
+                i = j
             }
-            top[at] = entry
-            if top.count > count { top.removeLast() }
+            return (0..<top.count).map { top[$0].genre }
         }
-        return top.map(\.genre)
     }
 
     /// The first `k` rows of `search(k, excluding)`, a search over the whole catalog that is the
@@ -533,19 +525,11 @@ extension Recommender {
         var order: [Int]
         if let first, first < rows.count {
             // Only the first `first` positions are needed (a pick's list and its exploration draw):
-            // insertion into a short sorted prefix instead of sorting every candidate.
-            order = []
-            order.reserveCapacity(first + 1)
-            for k in rows.indices {
-                if order.count == first, !before(k, order[first - 1]) { continue }
-                var at = order.count
-                order.append(k)
-                while at > 0, before(k, order[at - 1]) {
-                    order[at] = order[at - 1]
-                    at -= 1
-                }
-                order[at] = k
-                if order.count > first { order.removeLast() }
+            // kept by ``TopK`` instead of sorting every candidate.
+            order = withUnsafeTemporaryAllocation(of: Int.self, capacity: first) { buffer in
+                var top = TopK(buffer: buffer)
+                for k in rows.indices { top.offer(k, before: before) }
+                return (0..<top.count).map { top[$0] }
             }
         } else {
             order = rows.indices.sorted(by: before)
