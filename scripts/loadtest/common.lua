@@ -88,14 +88,16 @@ function summarise_counts(summary, latency, extra)
   summarise_fields(summary, latency, fields)
 end
 
--- wrk's `done` for every script: the threads' count of `ok_name` (successes) and `failed`, socket
--- errors and latency percentiles, to $SUMMARY_FILE for loadtest.sh; `extra` adds fields.
+-- wrk's `done` for scripts with a `response` function (warm-up, feedback): the threads' count of
+-- `ok_name` (successes) and `failed`; `extra` adds fields.
 function summarise(ok_name, summary, latency, extra)
   local fields = extra or {}
   fields.ok, fields.failed = sum(ok_name), sum("failed")
   summarise_fields(summary, latency, fields)
 end
 
+-- The summary of every script to $SUMMARY_FILE for loadtest.sh: socket errors and latency
+-- percentiles, with the fields of `extra` (the counts of answers among them).
 function summarise_fields(summary, latency, extra)
   local fields = {
     errors = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
