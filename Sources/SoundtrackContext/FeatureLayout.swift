@@ -158,15 +158,22 @@ public enum StableHash {
     }
 
     /// A 64-bit value as 16 lowercase hex digits, zero-padded (how pick and event ids spell hashes).
-    public static func hex(_ x: UInt64) -> String {
-        var digits = [UInt8](repeating: 0, count: 16)
-        var v = x
-        for i in stride(from: 15, through: 0, by: -1) {
-            let d = UInt8(v & 15)
-            digits[i] = d < 10 ? UInt8(ascii: "0") + d : UInt8(ascii: "a") + d - 10
-            v >>= 4
+    public static func hex(_ x: UInt64) -> String { hex(x, prefix: "") }
+
+    /// `prefix` followed by ``hex(_:)`` of `x`, written straight into the string's storage (one
+    /// allocation, where `prefix + hex(x)` makes three: a pick id per pick).
+    public static func hex(_ x: UInt64, prefix: StaticString) -> String {
+        let p = prefix.utf8CodeUnitCount
+        return String(unsafeUninitializedCapacity: p + 16) { out in
+            for i in 0..<p { out[i] = prefix.utf8Start[i] }
+            var v = x
+            for i in stride(from: p + 15, through: p, by: -1) {
+                let d = UInt8(v & 15)
+                out[i] = d < 10 ? UInt8(ascii: "0") + d : UInt8(ascii: "a") + d - 10
+                v >>= 4
+            }
+            return p + 16
         }
-        return String(decoding: digits, as: UTF8.self)
     }
 
     /// Mixes a 64-bit value (SplitMix64 finaliser).

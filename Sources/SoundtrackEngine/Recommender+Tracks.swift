@@ -61,14 +61,28 @@ extension Recommender {
             state.bins[binIndex].songs.append(BinSong(trackId: id))
             state.changes.songs.insert(number)
         }
-        var signals: [Pick.Signal] = []
-        for (j, name) in RankerModel.signals.enumerated() {
-            let c = ranker.weights[j] * top.signals[top.signals.startIndex + j]
-            if c > 0 { signals.append(Pick.Signal(name: name, contribution: c)) }
-        }
-        signals.sort { ($0.contribution, $1.name) > ($1.contribution, $0.name) }
+        let signals = Self.topSignals(top.signals, weights: ranker.weights, names: RankerModel.signals, count: 3)
         return TrackChoice(
-            ranked: scored.order.prefix(count).map { index.tracks[rows[$0]].id }, pick: id, source: source, signals: Array(signals.prefix(3)))
+            ranked: scored.order.prefix(count).map { index.tracks[rows[$0]].id }, pick: id, source: source, signals: signals)
+    }
+
+    /// The signals that put a track first, for a pick's `track_why`: the `count` largest positive
+    /// contributions `weights[j] · features[j]`, largest first (ties by name), selected in a stack
+    /// buffer instead of sorting them all.
+    static func topSignals(_ features: ArraySlice<Float>, weights: [Float], names: [String], count: Int) -> [Pick.Signal] {
+        guard count > 0 else { return [] }
+        return withUnsafeTemporaryAllocation(of: (j: Int, c: Float).self, capacity: count) { buffer in
+            var best = TopK(buffer: buffer)
+            for j in names.indices {
+                let c = weights[j] * features[features.startIndex + j]
+                guard c > 0 else { continue }
+                best.offer((j, c)) { a, b in a.c != b.c ? a.c > b.c : names[a.j] < names[b.j] }
+            }
+            var out: [Pick.Signal] = []
+            out.reserveCapacity(best.count)
+            for i in 0..<best.count { out.append(Pick.Signal(name: names[best[i].j], contribution: best[i].c)) }
+            return out
+        }
     }
 
     /// The pick's alternatives: the best-ranked bins other than `chosen`, each with its best tracks.

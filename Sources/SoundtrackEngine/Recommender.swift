@@ -296,7 +296,7 @@ public struct Recommender: Sendable {
     /// A pick id derived from the seed, the user and the user's pick counter: stable across runs.
     public static func pickId(seed: UInt64, user: String, counter: Int64) -> String {
         let h = StableHash.mix(seed ^ StableHash.fnv1a(user) ^ StableHash.mix(UInt64(bitPattern: counter) &+ 0x5157))
-        return "p-" + StableHash.hex(h)
+        return StableHash.hex(h, prefix: "p-")
     }
 }
 

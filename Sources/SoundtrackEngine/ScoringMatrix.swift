@@ -220,16 +220,18 @@ struct ScoringMatrix: Sendable {
     ) -> [Explanation] {
         let d = FeatureLayout.dimension
         guard count > 0, row < binCount else { return [] }
-        var v = [Float](repeating: 0, count: d)
-        var s0: Float = 0
-        // Through buffers, the tables read once: in the loops, each `static let` read and each
-        // array access checked cost more than the arithmetic.
-        let u = (binCount + row) * d
-        m.withUnsafeBufferPointer { up in
-            weights.withUnsafeBufferPointer { w in
-                separation.withUnsafeBufferPointer { sep in
-                    x.mask.withUnsafeBufferPointer { xm in
-                        v.withUnsafeMutableBufferPointer { v in
+        // Every table of the pick's `why` lives in stack buffers: the weights, the rows (at most
+        // one a slot), each merge key's row and the best `count` rows; only the answer is an array.
+        typealias Row = (share: Float, agreement: Float, slot: Int)
+        return withUnsafeTemporaryAllocation(of: Float.self, capacity: d) { v in
+            var s0: Float = 0
+            // Through buffers, the tables read once: in the loops, each `static let` read and each
+            // array access checked cost more than the arithmetic.
+            let u = (binCount + row) * d
+            m.withUnsafeBufferPointer { up in
+                weights.withUnsafeBufferPointer { w in
+                    separation.withUnsafeBufferPointer { sep in
+                        x.mask.withUnsafeBufferPointer { xm in
                             for i in 0..<d {
                                 v[i] = w[i] * sep[i] * up[u + i] * xm[i]
                                 s0 += v[i]
@@ -238,42 +240,56 @@ struct ScoringMatrix: Sendable {
                     }
                 }
             }
-        }
-        guard s0 > 1e-6 else { return [] }
-        var rows: [(share: Float, agreement: Float, slot: Int)] = []
-        var rowOfKey = [Int](repeating: -1, count: d)
-        let categorical = ExplanationSlots.categorical, mergeKey = ExplanationSlots.mergeKey
-        v.withUnsafeBufferPointer { v in
-            x.values.withUnsafeBufferPointer { xv in
-                centroid.withUnsafeBufferPointer { c in
-                    for i in 0..<d where v[i] > 0 {
-                        if categorical[i], xv[i] < 0.5 { continue }
-                        let agreement = 1 - min(1, abs(xv[i] - c[i]))
-                        let key = mergeKey[i]
-                        if rowOfKey[key] >= 0 {
-                            // The second slot of a pair (time of day, day of the week): one row, weights added.
-                            let k = rowOfKey[key]
-                            let total = rows[k].share + v[i] / s0
-                            rows[k].agreement = (rows[k].agreement * rows[k].share + agreement * v[i] / s0) / total
-                            rows[k].share = total
-                            continue
+            guard s0 > 1e-6 else { return [] }
+            return withUnsafeTemporaryAllocation(of: Row.self, capacity: d) { rows in
+                var n = 0
+                withUnsafeTemporaryAllocation(of: Int.self, capacity: d) { rowOfKey in
+                    rowOfKey.initialize(repeating: -1)
+                    let categorical = ExplanationSlots.categorical, mergeKey = ExplanationSlots.mergeKey
+                    x.values.withUnsafeBufferPointer { xv in
+                        centroid.withUnsafeBufferPointer { c in
+                            for i in 0..<d where v[i] > 0 {
+                                if categorical[i], xv[i] < 0.5 { continue }
+                                let agreement = 1 - min(1, abs(xv[i] - c[i]))
+                                let key = mergeKey[i]
+                                if rowOfKey[key] >= 0 {
+                                    // The second slot of a pair (time of day, day of the week): one row, weights added.
+                                    let k = rowOfKey[key]
+                                    let total = rows[k].share + v[i] / s0
+                                    rows[k].agreement = (rows[k].agreement * rows[k].share + agreement * v[i] / s0) / total
+                                    rows[k].share = total
+                                    continue
+                                }
+                                rowOfKey[key] = n
+                                rows[n] = (v[i] / s0, agreement, i)
+                                n += 1
+                            }
                         }
-                        rowOfKey[key] = rows.count
-                        rows.append((v[i] / s0, agreement, i))
                     }
+                }
+                // The rows that agree, best share × agreement first (ties: the lower slot); names
+                // only for the rows shown.
+                return withUnsafeTemporaryAllocation(of: Row.self, capacity: min(count, max(n, 1))) { best in
+                    var top = TopK(buffer: best)
+                    for k in 0..<n where rows[k].agreement >= 0.5 {
+                        top.offer(rows[k]) { a, b in
+                            let ka = a.share * a.agreement, kb = b.share * b.agreement
+                            return ka != kb ? ka > kb : a.slot < b.slot
+                        }
+                    }
+                    var out: [Explanation] = []
+                    out.reserveCapacity(top.count)
+                    for k in 0..<top.count {
+                        let r = top[k]
+                        out.append(
+                            Explanation(
+                                feature: vocabulary.displayName(slot: r.slot, value: x.values[r.slot]),
+                                weight: r.share, similarity: r.agreement, contribution: r.share * r.agreement))
+                    }
+                    return out
                 }
             }
         }
-        // Names only for the rows shown.
-        return rows.filter { $0.agreement >= 0.5 }
-            .sorted { ($0.share * $0.agreement, $1.slot) > ($1.share * $1.agreement, $0.slot) }
-            .prefix(count)
-            .map {
-                Explanation(
-                    feature: vocabulary.displayName(slot: $0.slot, value: x.values[$0.slot]),
-                    weight: $0.share, similarity: $0.agreement,
-                    contribution: $0.share * $0.agreement)
-            }
     }
 }
 

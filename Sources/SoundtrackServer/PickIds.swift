@@ -40,7 +40,7 @@ final class PickIds: Sendable {
 
     /// `p-` and the value as 16 hex digits (``StableHash/hex(_:)``, as the engine's ids).
     static func format(_ value: UInt64) -> String {
-        "p-" + StableHash.hex(value)
+        StableHash.hex(value, prefix: "p-")
     }
 
     /// The value of an id of this form (`p-00` and 14 lowercase hex digits), or `nil`.

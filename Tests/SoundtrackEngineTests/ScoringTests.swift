@@ -1,4 +1,5 @@
 import Foundation
+import SoundtrackCatalog
 import SoundtrackContext
 import Testing
 @testable import SoundtrackEngine
@@ -86,6 +87,90 @@ struct ScoringTests {
             #expect(m.distances(x, weights: weights) == fresh)
             for (b, s) in zip(bins, fresh) {
                 #expect(abs(Double(s) - reference(x, b, weights: weights, config: config)) < 1e-4)
+            }
+        }
+    }
+
+    @Test("A pick's why is the rows that agree, best share × agreement first, ties by slot: the prefix of the whole sorted list")
+    func whyIsTheBestRowsTiesBySlot() {
+        let d = FeatureLayout.dimension
+        let config = EngineConfig()
+        let vocabulary = FeatureVocabulary()
+        /// The definition: every row built, those that agree sorted, the first `count` named.
+        func reference(_ m: ScoringMatrix, row: Int, centroid: [Float], x: FeatureVector, weights: [Float], count: Int) -> [Explanation] {
+            var v = [Float](repeating: 0, count: d)
+            var s0: Float = 0
+            for i in 0..<d {
+                v[i] = weights[i] * m.separation[i] * m.m[(m.binCount + row) * d + i] * x.mask[i]
+                s0 += v[i]
+            }
+            guard s0 > 1e-6 else { return [] }
+            var rows: [(share: Float, agreement: Float, slot: Int)] = []
+            var rowOfKey = [Int](repeating: -1, count: d)
+            for i in 0..<d where v[i] > 0 {
+                if ExplanationSlots.categorical[i], x.values[i] < 0.5 { continue }
+                let agreement = 1 - min(1, abs(x.values[i] - centroid[i]))
+                let key = ExplanationSlots.mergeKey[i]
+                if rowOfKey[key] >= 0 {
+                    let k = rowOfKey[key]
+                    let total = rows[k].share + v[i] / s0
+                    rows[k].agreement = (rows[k].agreement * rows[k].share + agreement * v[i] / s0) / total
+                    rows[k].share = total
+                    continue
+                }
+                rowOfKey[key] = rows.count
+                rows.append((v[i] / s0, agreement, i))
+            }
+            return rows.filter { $0.agreement >= 0.5 }
+                .sorted { ($0.share * $0.agreement, $1.slot) > ($1.share * $1.agreement, $0.slot) }
+                .prefix(count)
+                .map {
+                    Explanation(
+                        feature: vocabulary.displayName(slot: $0.slot, value: x.values[$0.slot]), weight: $0.share,
+                        similarity: $0.agreement, contribution: $0.share * $0.agreement)
+                }
+        }
+        var rng = SeededGenerator(seed: 21)
+        // Values and weights on a coarse grid, so that many rows tie exactly.
+        func grid(_ steps: Int) -> Float { Float(Int(rng.next() % UInt64(steps + 1))) / Float(steps) }
+        var ties = 0
+        for _ in 0..<200 {
+            var bins = randomBins(6, rng: &rng)
+            for b in bins.indices {
+                bins[b].centroid = (0..<d).map { _ in grid(4) }
+                bins[b].observed = (0..<d).map { _ in rng.unit() < 0.8 ? 1 : 0 }
+            }
+            let m = matrix(bins, config: config)
+            var x = FeatureVector()
+            for i in 0..<d where rng.unit() < 0.7 { x.set(i, grid(4)) }
+            let weights = (0..<d).map { _ in 1 + grid(1) }
+            let row = Int(rng.next() % UInt64(bins.count))
+            let all = reference(m, row: row, centroid: bins[row].centroid, x: x, weights: weights, count: d)
+            ties += zip(all, all.dropFirst()).filter { $0.contribution == $1.contribution }.count
+            for count in [0, 1, 3, 5, 8, d] {
+                let got = m.topContributions(row: row, centroid: bins[row].centroid, x: x, weights: weights, vocabulary: vocabulary, count: count)
+                #expect(got == reference(m, row: row, centroid: bins[row].centroid, x: x, weights: weights, count: count), "count \(count)")
+            }
+        }
+        #expect(ties > 100, "the grid makes rows tie (\(ties) adjacent ties)")
+    }
+
+    @Test("A pick's track_why is the largest positive contributions, ties by name")
+    func topSignalsAreTheLargestTiesByName() {
+        let names = RankerModel.signals
+        var rng = SeededGenerator(seed: 13)
+        for _ in 0..<300 {
+            // Contributions on a coarse grid (many ties), some zero or negative.
+            let features = (0..<names.count).map { _ in Float(Int(rng.next() % 5)) - 1 }
+            let weights = (0..<names.count).map { _ in Float(Int(rng.next() % 3)) * 0.5 }
+            let slice = ([9] + features)[1...]  // a slice that does not start at 0, as the ranker's are
+            for count in 0...5 {
+                let expected = zip(names, zip(weights, features).map(*))
+                    .filter { $0.1 > 0 }
+                    .sorted { ($0.1, $1.0) > ($1.1, $0.0) }
+                    .prefix(count)
+                    .map { Pick.Signal(name: $0.0, contribution: $0.1) }
+                #expect(Recommender.topSignals(slice, weights: weights, names: names, count: count) == expected)
             }
         }
     }
