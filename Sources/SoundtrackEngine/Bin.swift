@@ -32,11 +32,20 @@ public struct Bin: Sendable, Equatable {
     /// How many snapshots the bin has served (creation counts as one; a merge adds the other's).
     public var observations: Int
     /// The songs of the bin with their like and dislike counts; a track appears at most once.
-    public var songs: [BinSong] { didSet { rateOrder = nil } }
+    public var songs: [BinSong] {
+        didSet {
+            rateOrder = nil
+            rateRows = nil
+        }
+    }
     /// The indices of ``songs`` by like rate `(likes+1)/(likes+dislikes+2)`, best first and earlier
     /// songs first on ties: what a pick's alternatives list. Derived, computed on first use after
     /// the songs change (``Recommender/prepare(_:)``), not part of equality.
     var rateOrder: [Int32]?
+    /// The catalog rows of ``songs`` in ``rateOrder`` (−1 for a track the catalog lacks): the
+    /// bin's part of a pick's candidates, read without a lookup of each song's id. Derived like
+    /// ``rateOrder`` (``Recommender/songRowsByRate(binIndex:state:index:)``), not part of equality.
+    var rateRows: [Int32]?
     /// The name of the cold-start prior the bin was seeded from, if any.
     public var prior: String?
     /// The time of the snapshot that created the bin.
@@ -76,6 +85,7 @@ public struct Bin: Sendable, Equatable {
         self.transitions = transitions
         self.stamp = Bin.nextStamp()
         self.rateOrder = nil
+        self.rateRows = nil
     }
 
     /// Computes ``rateOrder`` if the songs changed since it was last computed.

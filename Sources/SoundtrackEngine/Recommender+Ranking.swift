@@ -287,18 +287,32 @@ extension Recommender {
         // The bin's songs, best like rate first, at most three quarters of the list: a bin that has
         // played hundreds of songs still leaves room for the user's taste and new sounds, and its
         // best songs, not its oldest, are the ones ranked.
-        state.bins[binIndex].orderSongsByRate()
-        let songs = state.bins[binIndex].songs
         let own = limit - limit / 4
-        for i in state.bins[binIndex].rateOrder ?? [] {
+        for r in songRowsByRate(binIndex: binIndex, state: &state, index: index) {
             guard out.count < own else { break }
-            if let r = index.row(of: songs[Int(i)]) { add(r) }
+            if r >= 0 { add(Int(r)) }
         }
         for r in state.rankingCache.likedOrder.prefix(limit / 4) { add(r) }
         for r in state.rankingCache.knnOrder { add(r) }
         for r in state.rankingCache.popular { add(r) }
         for r in soundRows(binIndex: binIndex, state: &state, index: index) { add(r) }
         return out
+    }
+
+    /// The catalog rows of a bin's songs, best like rate first (``Bin/rateRows``): looked up once
+    /// after each change of the songs, not at every pick.
+    func songRowsByRate(binIndex: Int, state: inout UserState, index: CatalogIndex) -> [Int32] {
+        // Read first: a mutating access to a bin of a state that shares its bins (the copies that
+        // `--read-only` picks from) would copy every bin.
+        if let rows = state.bins[binIndex].rateRows { return rows }
+        state.bins[binIndex].orderSongsByRate()
+        let rows = state.bins.withUnsafeBufferPointer { bins in
+            bins[binIndex].songs.withUnsafeBufferPointer { songs in
+                bins[binIndex].rateOrder!.map { Int32(index.row(of: songs[Int($0)]) ?? -1) }
+            }
+        }
+        state.bins[binIndex].rateRows = rows
+        return rows
     }
 
     /// The bin's ``soundNeighbours(of:count:index:)``, from the ranking cache while the bin's

@@ -120,13 +120,14 @@ public struct Recommender: Sendable {
     }
 
     /// Computes what picks derive from the state and keep in it (each bin's scoring rows and songs
-    /// in like-rate order, the bins' layout for merge costs, and the ranking cache with every bin's
+    /// in like-rate order with their catalog rows, the bins' layout for merge costs, and the ranking cache with every bin's
     /// sound neighbours and profile), so that copies of the state picked from without learning
     /// (`--read-only`) share them instead of each computing them again.
     public func prepare(_ state: inout UserState) {
         state.scoring.sync(bins: state.bins, config: config)
         state.pairs.sync(state.bins, weights: state.weights, threshold: config.presenceThreshold)
-        for i in state.bins.indices { state.bins[i].orderSongsByRate() }
+        let index = catalog.index()
+        for i in state.bins.indices { _ = songRowsByRate(binIndex: i, state: &state, index: index) }
         warmRankingCache(&state)
     }
 

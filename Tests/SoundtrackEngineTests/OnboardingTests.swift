@@ -153,6 +153,46 @@ struct OnboardingTests {
         #expect(state.pickCounter == 0)
     }
 
+    /// A bin's song rows (the candidates' first part) are those of its songs in like-rate order,
+    /// looked up again after every change of the songs: added, reordered by feedback, replaced by a
+    /// track the catalog lacks, removed.
+    @Test func songRowsFollowTheSongs() {
+        let engine = Fixtures.engine()
+        let index = Fixtures.catalog
+        func fresh(_ bin: Bin) -> [Int32] {
+            var b = bin
+            b.orderSongsByRate()
+            return b.rateOrder!.map { Int32(index.row(of: b.songs[Int($0)]) ?? -1) }
+        }
+        var state = engine.newUser("u-1")
+        let ids = (0..<6).map { index.tracks[$0 * 7].id }
+        var bin = Bin(
+            number: 1, label: "", centroid: [], spread: [], observed: [], observations: 1,
+            songs: ids.prefix(3).map { BinSong(trackId: $0) }, prior: nil, createdAt: Date(), updatedAt: Date())
+        bin.songs[2].likes = 2
+        state.bins = [bin]
+        var steps = 0
+        func check(_ what: String) {
+            let rows = engine.songRowsByRate(binIndex: 0, state: &state, index: index)
+            #expect(rows == fresh(state.bins[0]), "\(what)")
+            #expect(state.bins[0].rateRows == rows, "kept after \(what)")
+            steps += 1
+        }
+        check("first use")
+        #expect(engine.songRowsByRate(binIndex: 0, state: &state, index: index).first == Int32(index.row(of: ids[2])!))
+        state.bins[0].songs.append(BinSong(trackId: ids[3]))
+        check("a song added")
+        state.bins[0].songs[3].likes = 5
+        check("a song liked to the top")
+        #expect(engine.songRowsByRate(binIndex: 0, state: &state, index: index).first == Int32(index.row(of: ids[3])!))
+        state.bins[0].songs[0] = BinSong(trackId: "not-in-the-catalog", dislikes: 3)
+        check("a song replaced by an unknown track")
+        #expect(engine.songRowsByRate(binIndex: 0, state: &state, index: index).last == -1)
+        state.bins[0].songs.remove(at: 1)
+        check("a song removed")
+        #expect(steps == 5)
+    }
+
     /// The genres a bin's sound search asks for: the most frequent among its liked tracks, ties by
     /// name, equal to that definition counted with a table and sorted (ties at the cut included).
     @Test func topGenresAreTheMostFrequentTiesByName() {
