@@ -70,8 +70,8 @@ extension Recommender {
     /// contributions `weights[j] · features[j]`, largest first (ties by name), selected in a stack
     /// buffer instead of sorting them all.
     static func topSignals(_ features: ArraySlice<Float>, weights: [Float], names: [String], count: Int) -> [Pick.Signal] {
-        guard count > 0 else { return [] }
-        return withUnsafeTemporaryAllocation(of: (j: Int, c: Float).self, capacity: count) { buffer in
+        guard count > 0, !names.isEmpty else { return [] }
+        return withUnsafeTemporaryAllocation(of: (j: Int, c: Float).self, capacity: min(count, names.count)) { buffer in
             var best = TopK(buffer: buffer)
             for j in names.indices {
                 let c = weights[j] * features[features.startIndex + j]

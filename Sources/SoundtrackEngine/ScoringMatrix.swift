@@ -222,7 +222,10 @@ struct ScoringMatrix: Sendable {
         guard count > 0, row < binCount else { return [] }
         // Every table of the pick's `why` lives in stack buffers: the weights, the rows (at most
         // one a slot), each merge key's row and the best `count` rows; only the answer is an array.
-        typealias Row = (share: Float, agreement: Float, slot: Int)
+        // (Swift puts a temporary buffer on the stack for sure only up to 1 KiB, larger ones only
+        // when the runtime finds room on the thread's stack: hence 12-byte rows with an `Int32`
+        // slot, 996 bytes for the 83 slots.)
+        typealias Row = (share: Float, agreement: Float, slot: Int32)
         return withUnsafeTemporaryAllocation(of: Float.self, capacity: d) { v in
             var s0: Float = 0
             // Through buffers, the tables read once: in the loops, each `static let` read and each
@@ -243,7 +246,7 @@ struct ScoringMatrix: Sendable {
             guard s0 > 1e-6 else { return [] }
             return withUnsafeTemporaryAllocation(of: Row.self, capacity: d) { rows in
                 var n = 0
-                withUnsafeTemporaryAllocation(of: Int.self, capacity: d) { rowOfKey in
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: d) { rowOfKey in
                     rowOfKey.initialize(repeating: -1)
                     let categorical = ExplanationSlots.categorical, mergeKey = ExplanationSlots.mergeKey
                     x.values.withUnsafeBufferPointer { xv in
@@ -254,14 +257,14 @@ struct ScoringMatrix: Sendable {
                                 let key = mergeKey[i]
                                 if rowOfKey[key] >= 0 {
                                     // The second slot of a pair (time of day, day of the week): one row, weights added.
-                                    let k = rowOfKey[key]
+                                    let k = Int(rowOfKey[key])
                                     let total = rows[k].share + v[i] / s0
                                     rows[k].agreement = (rows[k].agreement * rows[k].share + agreement * v[i] / s0) / total
                                     rows[k].share = total
                                     continue
                                 }
-                                rowOfKey[key] = n
-                                rows[n] = (v[i] / s0, agreement, i)
+                                rowOfKey[key] = Int32(n)
+                                rows[n] = (v[i] / s0, agreement, Int32(i))
                                 n += 1
                             }
                         }
@@ -283,7 +286,7 @@ struct ScoringMatrix: Sendable {
                         let r = top[k]
                         out.append(
                             Explanation(
-                                feature: vocabulary.displayName(slot: r.slot, value: x.values[r.slot]),
+                                feature: vocabulary.displayName(slot: Int(r.slot), value: x.values[Int(r.slot)]),
                                 weight: r.share, similarity: r.agreement, contribution: r.share * r.agreement))
                     }
                     return out
