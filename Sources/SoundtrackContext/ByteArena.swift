@@ -141,6 +141,12 @@ public final class ByteArena: @unchecked Sendable {
 extension ByteArena {
     /// Appends a JSON string literal, quoted and escaped exactly as ``JSONValue/writeString(_:into:)`` does.
     public func appendJSONString(_ s: String) {
+        // A span borrows the string's bytes without retaining it; `utf8.withContiguousStorageIfAvailable`
+        // retained and released it twice a call (4 % of a batch pick's CPU, the pick's strings).
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *), s.isContiguousUTF8 {
+            s.utf8Span.span.withUnsafeBytes { appendJSONString(utf8: $0) }
+            return
+        }
         if let done: Void = s.utf8.withContiguousStorageIfAvailable({ appendJSONString(utf8: UnsafeRawBufferPointer($0)) }) {
             return done
         }
