@@ -400,17 +400,17 @@ extension Recommender {
         func before(_ a: (genre: Int32, n: Int), _ b: (genre: Int32, n: Int)) -> Bool {
             a.n != b.n ? a.n > b.n : index.genreName(number: a.genre) < index.genreName(number: b.genre)
         }
-        return withUnsafeTemporaryAllocation(of: (genre: Int32, n: Int).self, capacity: count) { buffer in
-            var top = TopK(buffer: buffer)
-            var i = 0
-            while i < all.count {
-                var j = i + 1
-                while j < all.count, all[j] == all[i] { j += 1 }
-                top.offer((genre: all[i], n: j - i), before: before)
-                i = j
-            }
-            return (0..<top.count).map { top[$0].genre }
-        }
+        return TopK<(genre: Int32, n: Int)>.best(
+            capacity: count,
+            { top in
+                var i = 0
+                while i < all.count {
+                    var j = i + 1
+                    while j < all.count, all[j] == all[i] { j += 1 }
+                    top.offer((genre: all[i], n: j - i), before: before)
+                    i = j
+                }
+            }, \.genre)
     }
 
     /// The first `k` rows of `search(k, excluding)`, a search over the whole catalog that is the
@@ -540,11 +540,7 @@ extension Recommender {
         if let first, first < rows.count {
             // Only the first `first` positions are needed (a pick's list and its exploration draw):
             // kept by ``TopK`` instead of sorting every candidate.
-            order = withUnsafeTemporaryAllocation(of: Int.self, capacity: first) { buffer in
-                var top = TopK(buffer: buffer)
-                for k in rows.indices { top.offer(k, before: before) }
-                return (0..<top.count).map { top[$0] }
-            }
+            order = TopK<Int>.best(capacity: first, { top in for k in rows.indices { top.offer(k, before: before) } }, { $0 })
         } else {
             order = rows.indices.sorted(by: before)
         }

@@ -71,18 +71,16 @@ extension Recommender {
     /// buffer instead of sorting them all.
     static func topSignals(_ features: ArraySlice<Float>, weights: [Float], names: [String], count: Int) -> [Pick.Signal] {
         guard count > 0, !names.isEmpty else { return [] }
-        return withUnsafeTemporaryAllocation(of: (j: Int, c: Float).self, capacity: min(count, names.count)) { buffer in
-            var best = TopK(buffer: buffer)
-            for j in names.indices {
-                let c = weights[j] * features[features.startIndex + j]
-                guard c > 0 else { continue }
-                best.offer((j, c)) { a, b in a.c != b.c ? a.c > b.c : names[a.j] < names[b.j] }
+        return TopK<(j: Int, c: Float)>.best(
+            capacity: min(count, names.count),
+            { best in
+                for j in names.indices {
+                    let c = weights[j] * features[features.startIndex + j]
+                    guard c > 0 else { continue }
+                    best.offer((j, c)) { a, b in a.c != b.c ? a.c > b.c : names[a.j] < names[b.j] }
+                }
             }
-            var out: [Pick.Signal] = []
-            out.reserveCapacity(best.count)
-            for i in 0..<best.count { out.append(Pick.Signal(name: names[best[i].j], contribution: best[i].c)) }
-            return out
-        }
+        ) { Pick.Signal(name: names[$0.j], contribution: $0.c) }
     }
 
     /// The pick's alternatives: the best-ranked bins other than `chosen`, each with its best tracks.

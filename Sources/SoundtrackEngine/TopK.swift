@@ -26,4 +26,14 @@ struct TopK<Item> {
 
     /// The `i`-th best kept item.
     subscript(i: Int) -> Item { buffer[i] }
+
+    /// The best `capacity` items of those `offerAll` offers, best first, each through `transform`:
+    /// the buffer is a temporary allocation (on the stack when small), and the answer the only array.
+    static func best<T>(capacity: Int, _ offerAll: (inout TopK<Item>) -> Void, _ transform: (Item) -> T) -> [T] {
+        withUnsafeTemporaryAllocation(of: Item.self, capacity: capacity) { buffer in
+            var top = TopK(buffer: buffer)
+            offerAll(&top)
+            return (0..<top.count).map { transform(top[$0]) }
+        }
+    }
 }
