@@ -27,9 +27,6 @@ struct ScoringMatrix: Sendable {
     /// Per-slot factors on the user's weights from how well each slot separates the bins
     /// (all 1 when ``EngineConfig/separationExponent`` is 0); see ``separationFactors(bins:exponent:)``.
     private(set) var separation: [Float] = []
-    /// Whether ``separation`` holds the all-1 factors of ``separationFactors(bins:exponent:)``
-    /// without the factor.
-    private var separationIsOnes = false
 
     /// The number of bins scored.
     var binCount: Int { stamps.count }
@@ -67,12 +64,11 @@ struct ScoringMatrix: Sendable {
             }
         }
         if changed || old != new || separation.count != d {
-            // Without the factor (exponent 0, or fewer than 3 bins) they are all 1: kept, not
-            // computed and allocated again for every served snapshot.
+            // Without the factor (exponent 0, or fewer than 3 bins) they are all 1: kept when they
+            // already are, not computed and allocated again for every served snapshot.
             let ones = !(config.separationExponent > 0) || bins.count < 3
-            if !(ones && separationIsOnes && separation.count == d) {
+            if !(ones && separation.count == d && separation.allSatisfy { $0 == 1 }) {
                 separation = Self.separationFactors(bins: bins, exponent: config.separationExponent)
-                separationIsOnes = ones
             }
         }
     }
