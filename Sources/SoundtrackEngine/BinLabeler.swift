@@ -16,29 +16,46 @@ import SoundtrackContext
 public enum BinLabeler {
     /// The label of `bins[binIndex]` among the user's bins.
     public static func label(binIndex: Int, bins: [Bin], vocabulary: FeatureVocabulary) -> String {
-        let bin = bins[binIndex]
-        let head = timePart(bin)
+        // The bin's fields are read where they are: `bins[binIndex]` as a value copied the whole
+        // bin (retaining its arrays and strings) at every label, and labels are made at every
+        // feedback event and merge.
+        let head = bins.withUnsafeBufferPointer { timePart(centroid: $0[binIndex].centroid, observed: $0[binIndex].observed) }
         let parts = valueParts(binIndex: binIndex, bins: bins, vocabulary: vocabulary)
         // A linear scan: a user has a few dozen bins at most, and hashing every label into a set
         // (Unicode-normalised) cost more than comparing them.
-        func taken(_ label: String) -> Bool { bins.indices.contains { $0 != binIndex && bins[$0].label == label } }
+        func taken(_ label: String) -> Bool {
+            bins.withUnsafeBufferPointer { bins in bins.indices.contains { $0 != binIndex && bins[$0].label == label } }
+        }
         var count = min(2, parts.count)
         while true {
-            let words = (head.map { [$0] } ?? []) + parts.prefix(count)
-            let label = words.isEmpty ? "any time" : words.joined(separator: " · ")
+            let label = compose(head, parts[0..<count])
             if !taken(label) { return label }
             if count < parts.count {
                 count += 1
                 continue
             }
-            return label + " · " + Bin.id(bin.number)
+            return label + " · " + Bin.id(bins[binIndex].number)
         }
     }
 
+    /// The time part and the value parts joined by " · " ("any time" when there are none): the
+    /// string `([head] + parts).joined(separator: " · ")` makes, without the arrays.
+    static func compose(_ head: String?, _ parts: ArraySlice<String>) -> String {
+        guard head != nil || !parts.isEmpty else { return "any time" }
+        var label = head ?? ""
+        var first = head == nil
+        for p in parts {
+            if !first { label += " · " }
+            label += p
+            first = false
+        }
+        return label
+    }
+
     /// The part of the day (and weekday or weekend), or `nil` when the bin's times are spread.
-    static func timePart(_ bin: Bin) -> String? {
-        guard bin.observed[Slots.todSin] >= 0.5 else { return nil }
-        let s = bin.centroid[Slots.todSin], c = bin.centroid[Slots.todCos]
+    static func timePart(centroid: [Float], observed: [Float]) -> String? {
+        guard observed[Slots.todSin] >= 0.5 else { return nil }
+        let s = centroid[Slots.todSin], c = centroid[Slots.todCos]
         var day: String? = nil
         if (s * s + c * c).squareRoot() >= 0.5 {
             var hour = Double(atan2(s, c)) / (2 * Double.pi) * 24
@@ -52,7 +69,7 @@ public enum BinLabeler {
             default: day = "night"
             }
         }
-        let weekend = bin.centroid[Slots.weekend]
+        let weekend = centroid[Slots.weekend]
         let week = weekend >= 0.8 ? "weekend" : weekend <= 0.2 ? "weekday" : nil
         switch (week, day) {
         case let (w?, d?): return "\(w) \(d)"
@@ -64,25 +81,33 @@ public enum BinLabeler {
 
     /// The values the bin mostly has, most distinctive first.
     static func valueParts(binIndex: Int, bins: [Bin], vocabulary: FeatureVocabulary) -> [String] {
-        let observed = bins[binIndex].observed, centroid = bins[binIndex].centroid
-        var candidates: [(text: String, contrast: Float, slot: Int)] = []
-        var seen: [String] = []
-        // Through a pointer: `bins[k].observed[i]` on the array retained the bin's arrays at every read.
+        // Each text once, the first slot (in layout order) to name it keeping it; the candidates
+        // sorted by contrast (ties: the lower slot) as indices into the texts, so that the sort
+        // moves no strings.
+        var texts: [String] = []
+        var candidates: [(contrast: Float, slot: Int, text: Int)] = []
+        texts.reserveCapacity(8)
+        candidates.reserveCapacity(8)
+        // Through pointers: `bins[k].observed[i]` on the array retained the bin's arrays at every read.
         bins.withUnsafeBufferPointer { bins in
-            for i in Slots.labelled where observed[i] >= 0.5 && centroid[i] >= 0.6 {
-                guard let text = text(slot: i, vocabulary: vocabulary), !seen.contains(text) else { continue }
-                seen.append(text)
-                var other: Float = 0, n: Float = 0
-                for k in bins.indices where k != binIndex && bins[k].observed[i] >= 0.5 {
-                    other += bins[k].centroid[i]
-                    n += 1
+            bins[binIndex].observed.withUnsafeBufferPointer { observed in
+                bins[binIndex].centroid.withUnsafeBufferPointer { centroid in
+                    for i in Slots.labelled where observed[i] >= 0.5 && centroid[i] >= 0.6 {
+                        guard let text = text(slot: i, vocabulary: vocabulary), !texts.contains(text) else { continue }
+                        var other: Float = 0, n: Float = 0
+                        for k in bins.indices where k != binIndex && bins[k].observed[i] >= 0.5 {
+                            other += bins[k].centroid[i]
+                            n += 1
+                        }
+                        let contrast = centroid[i] - (n > 0 ? other / n : 0)
+                        candidates.append((contrast, i, texts.count))
+                        texts.append(text)
+                    }
                 }
-                let contrast = centroid[i] - (n > 0 ? other / n : 0)
-                candidates.append((text, contrast, i))
             }
         }
         candidates.sort { ($0.contrast, $1.slot) > ($1.contrast, $0.slot) }
-        return candidates.map(\.text)
+        return candidates.map { texts[$0.text] }
     }
 
     /// How a label names a value slot, or `nil` for a value not worth naming (still, unknown, other).

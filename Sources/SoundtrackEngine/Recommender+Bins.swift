@@ -378,10 +378,15 @@ struct BinVectors: Sendable {
 
     /// Brings the layout and the pair distances up to date with `bins`: the rows of bins whose
     /// vectors are already laid out (by stamp) are moved, not computed again, and so are the
-    /// distances between two such bins; everything is computed again when the weights or the
-    /// threshold differ. The counts, times and switches of every bin are read each time.
+    /// distances between two such bins. Other weights (feedback changes them) forget every pair's
+    /// distance but keep the rows, which do not depend on them; another threshold lays out every
+    /// row again. The counts, times and switches of every bin are read each time.
     mutating func sync(_ bins: [Bin], weights: [Float], threshold: Float) {
-        let fresh = threshold != self.threshold || weights != userWeights
+        // The rows (centroids and presence) depend on the bins and the threshold only; the pair
+        // distances on the weights too. Feedback changes the weights at every like or dislike:
+        // then the rows stay and only the pairs are measured again.
+        let fresh = threshold != self.threshold
+        let reweighed = fresh || weights != userWeights
         let oldCount = count, oldStamps = stamps
         // Where each bin's vectors are laid out now (nil: not, or laid out from other vectors).
         var from = [Int?](repeating: nil, count: bins.count)
@@ -402,10 +407,16 @@ struct BinVectors: Sendable {
             // their rows are laid out again in place and their pairs forgotten.
             let changed = from.indices.filter { from[$0] == nil }
             readScalars(bins)
+            if reweighed {
+                setWeights(weights)
+                known = [Bool](repeating: false, count: count * count)
+            }
             guard !changed.isEmpty else { return }
             bins.withUnsafeBufferPointer { bp in
                 for r in changed {
-                    Self.layOut(bp[r], threshold: threshold, centroids: &self.centroids, present: &self.present, at: r * stride)
+                    Self.layOut(
+                        centroid: bp[r].centroid, observed: bp[r].observed, threshold: threshold, centroids: &self.centroids,
+                        present: &self.present, at: r * stride)
                     stamps[r] = bp[r].stamp
                 }
             }
@@ -420,31 +431,38 @@ struct BinVectors: Sendable {
         let oldCentroids = centroids, oldPresent = present, oldPairs = pairs, oldKnown = known
         var centroids = [Float](repeating: 0, count: bins.count * stride)
         var present = centroids
+        let row = stride
         bins.withUnsafeBufferPointer { bp in
-            for (i, b) in bp.enumerated() {
+            for i in 0..<bp.count {
                 if let o = from[i] {
-                    for k in 0..<stride {
-                        centroids[i * stride + k] = oldCentroids[o * stride + k]
-                        present[i * stride + k] = oldPresent[o * stride + k]
+                    // A kept row moves whole (a copy of its floats, not a checked access per slot).
+                    centroids.withUnsafeMutableBufferPointer { dst in
+                        oldCentroids.withUnsafeBufferPointer { src in
+                            (dst.baseAddress! + i * row).update(from: src.baseAddress! + o * row, count: row)
+                        }
+                    }
+                    present.withUnsafeMutableBufferPointer { dst in
+                        oldPresent.withUnsafeBufferPointer { src in
+                            (dst.baseAddress! + i * row).update(from: src.baseAddress! + o * row, count: row)
+                        }
                     }
                 } else {
-                    Self.layOut(b, threshold: threshold, centroids: &centroids, present: &present, at: i * stride)
+                    Self.layOut(
+                        centroid: bp[i].centroid, observed: bp[i].observed, threshold: threshold, centroids: &centroids,
+                        present: &present, at: i * stride)
                 }
             }
         }
         self.centroids = centroids
         self.present = present
-        if fresh {
-            self.weights = weights + [Float](repeating: 0, count: stride - weights.count)
-            userWeights = weights
-            self.threshold = threshold
-        }
+        if fresh { self.threshold = threshold }
+        if reweighed { setWeights(weights) }
         count = bins.count
-        stamps = bins.map(\.stamp)
+        stamps = bins.withUnsafeBufferPointer { bp in bp.map(\.stamp) }
         readScalars(bins)
         var pairs = [Float](repeating: .infinity, count: count * count)
         var known = [Bool](repeating: false, count: count * count)
-        for i in 0..<count {
+        for i in 0..<count where !reweighed {
             for j in (i + 1)..<count {
                 if let oi = from[i], let oj = from[j] {
                     let old = oi < oj ? oi * oldCount + oj : oj * oldCount + oi
@@ -457,20 +475,43 @@ struct BinVectors: Sendable {
         self.known = known
     }
 
+    /// The user's slot weights, and the same padded to the stride.
+    private mutating func setWeights(_ weights: [Float]) {
+        self.weights = weights + [Float](repeating: 0, count: stride - weights.count)
+        userWeights = weights
+    }
+
     /// Writes a bin's centroid and its presence (1 where it has seen the slot in at least
     /// `threshold` of its snapshots, else 0) into a row of a layout, from `offset`.
-    private static func layOut(_ bin: Bin, threshold: Float, centroids: inout [Float], present: inout [Float], at offset: Int) {
+    private static func layOut(
+        centroid: [Float], observed: [Float], threshold: Float, centroids: inout [Float], present: inout [Float], at offset: Int
+    ) {
         for k in 0..<FeatureLayout.dimension {
-            centroids[offset + k] = bin.centroid[k]
-            present[offset + k] = bin.observed[k] >= threshold ? 1 : 0
+            centroids[offset + k] = centroid[k]
+            present[offset + k] = observed[k] >= threshold ? 1 : 0
         }
     }
 
+    /// The counts, times, numbers and switches of every bin, read in one pass through a pointer
+    /// (four `map`s over the array copied every bin, its arrays and strings retained, four times).
     private mutating func readScalars(_ bins: [Bin]) {
-        observations = bins.map { Float($0.observations) }
-        meanTimes = bins.map(\.meanTime)
-        numbers = bins.map(\.number)
-        transitions = bins.map(\.transitions)
+        let n = bins.count
+        observations.removeAll(keepingCapacity: true)
+        meanTimes.removeAll(keepingCapacity: true)
+        numbers.removeAll(keepingCapacity: true)
+        transitions.removeAll(keepingCapacity: true)
+        observations.reserveCapacity(n)
+        meanTimes.reserveCapacity(n)
+        numbers.reserveCapacity(n)
+        transitions.reserveCapacity(n)
+        bins.withUnsafeBufferPointer { bp in
+            for i in 0..<n {
+                observations.append(Float(bp[i].observations))
+                meanTimes.append(bp[i].meanTime)
+                numbers.append(bp[i].number)
+                transitions.append(bp[i].transitions)
+            }
+        }
     }
 
     /// ``distance(_:_:)`` of bins `i` and `j` (`i ≠ j`), computed once while both are laid out as they are.
@@ -525,7 +566,7 @@ struct BinVectors: Sendable {
         var toExtra: [Float] = []
         if let extra {
             var ce = [Float](repeating: 0, count: stride), pe = ce
-            Self.layOut(extra, threshold: threshold, centroids: &ce, present: &pe, at: 0)
+            Self.layOut(centroid: extra.centroid, observed: extra.observed, threshold: threshold, centroids: &ce, present: &pe, at: 0)
             let ne = Float(extra.observations)
             toExtra = [Float](repeating: .infinity, count: count)
             centroids.withUnsafeBufferPointer { c in

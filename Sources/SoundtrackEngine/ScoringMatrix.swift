@@ -59,7 +59,7 @@ struct ScoringMatrix: Sendable {
         // arrays and strings) on every pick just to read its stamp.
         bins.withUnsafeBufferPointer { bp in
             for r in 0..<bp.count where stamps[r] != bp[r].stamp || stamps[r] == 0 {
-                fill(row: r, bin: bp[r])
+                fill(row: r, centroid: bp[r].centroid, observed: bp[r].observed, stamp: bp[r].stamp)
                 changed = true
             }
         }
@@ -111,12 +111,12 @@ struct ScoringMatrix: Sendable {
         return out
     }
 
-    private mutating func fill(row r: Int, bin: Bin) {
+    private mutating func fill(row r: Int, centroid: [Float], observed: [Float], stamp: UInt64) {
         let d = FeatureLayout.dimension
         let b = stamps.count
         let threshold = self.threshold
-        bin.centroid.withUnsafeBufferPointer { c in
-            bin.observed.withUnsafeBufferPointer { ob in
+        centroid.withUnsafeBufferPointer { c in
+            observed.withUnsafeBufferPointer { ob in
                 m.withUnsafeMutableBufferPointer { mp in
                     let ucc = mp.baseAddress! + r * d, u = ucc + b * d, uc = u + b * d
                     for i in 0..<d {
@@ -129,7 +129,7 @@ struct ScoringMatrix: Sendable {
                 }
             }
         }
-        stamps[r] = bin.stamp
+        stamps[r] = stamp
     }
 
     /// The weighted mean squared distance of `x` to every bin, in bin order, over the slots

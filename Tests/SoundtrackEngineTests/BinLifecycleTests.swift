@@ -144,7 +144,7 @@ struct BinLifecycleTests {
                 motion: Motion(activity: activities[Int(rng.next() % 4)]), tags: ["wifi": wifis[Int(rng.next() % 5)]])
             let (pick, record) = engine.pick(snapshot, state: &state)
             if k % 9 == 4 {
-                // Feedback changes the weights: the kept layout must be laid out again.
+                // Feedback changes the weights: the kept pairs must be measured again (the rows stay).
                 let event = FeedbackEvent(
                     id: "e\(k)", user: "u-1", at: snapshot.at, track: pick.track.id, signal: k % 2 == 0 ? .like : .dislike, pickId: pick.pickId)
                 _ = try engine.feedback(event, pick: record, state: &state)
@@ -391,6 +391,106 @@ struct BinLifecycleTests {
         let labels = state.bins.map(\.label)
         #expect(Set(labels).count == labels.count, "every bin of a user has its own label: \(labels)")
         #expect(labels.allSatisfy { !$0.contains("tags.") && !$0.contains(".h") })
+    }
+
+    @Test("Labels are those of the reference labeller (arrays joined, parts sorted with their texts) on bins that tie and collide")
+    func labelsEqualTheReference() {
+        let d = FeatureLayout.dimension
+        var vocabulary = FeatureVocabulary()
+        for key in ["label:home", "pl-1", "label:gym", "label:home2", "label:"] { _ = vocabulary.placeSlot(key, adding: true) }
+        for (k, v) in [("wifi", "home"), ("wifi", "gym"), ("mood", "calm"), ("", ""), ("home", "")] { _ = vocabulary.tagSlot(key: k, value: v, adding: true) }
+        var seed: UInt64 = 0x2545_F491_4F6C_DD1D
+        func next() -> UInt64 {
+            seed ^= seed << 13
+            seed ^= seed >> 7
+            seed ^= seed << 17
+            return seed
+        }
+        // Values on a grid: parts that tie on contrast, labels that collide between bins.
+        let grid: [Float] = [0, 0.5, 0.6, 0.8, 1]
+        // A few labelled slots (fixed ones, learned places, tags: texts that repeat) and the time
+        // slots, so that many bins share their best parts.
+        let labelled = BinLabeler.Slots.labelled
+        let few = Array(labelled.prefix(3)) + labelled.filter { BinLabeler.text(slot: $0, vocabulary: vocabulary) != nil }.suffix(6)
+        let time = ["time.tod_sin", "time.tod_cos", "time.weekend"].map { FeatureLayout.require($0) }
+        // Four kinds of bin, each three times, one of the copies changed in one slot: copies share
+        // their labels' parts, so later bins need more parts or their number.
+        var templates: [(centroid: [Float], observed: [Float])] = []
+        for _ in 0..<4 {
+            var centroid = [Float](repeating: 0, count: d), observed = [Float](repeating: 0, count: d)
+            for i in few + time where next() % 2 == 0 {
+                centroid[i] = grid[Int(next() % 5)]
+                observed[i] = grid[2 + Int(next() % 3)]
+            }
+            templates.append((centroid, observed))
+        }
+        var bins: [Bin] = []
+        for number in 1...12 {
+            var (centroid, observed) = templates[number % 4]
+            if number > 8 {
+                let i = few[Int(next() % UInt64(few.count))]
+                centroid[i] = grid[Int(next() % 5)]
+                observed[i] = grid[2 + Int(next() % 3)]
+            }
+            bins.append(
+                Bin(
+                    number: number, label: "", centroid: centroid, spread: centroid, observed: observed, observations: 1,
+                    songs: [], prior: nil, createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0)))
+        }
+        var extended = 0
+        for round in 0..<6 {
+            for i in bins.indices {
+                let expected = Self.referenceLabel(binIndex: i, bins: bins, vocabulary: vocabulary)
+                #expect(BinLabeler.label(binIndex: i, bins: bins, vocabulary: vocabulary) == expected, "round \(round), bin \(i)")
+                #expect(BinLabeler.valueParts(binIndex: i, bins: bins, vocabulary: vocabulary) == Self.referenceParts(binIndex: i, bins: bins, vocabulary: vocabulary))
+                let parts = Self.referenceParts(binIndex: i, bins: bins, vocabulary: vocabulary)
+                let head = BinLabeler.timePart(centroid: bins[i].centroid, observed: bins[i].observed)
+                if expected != BinLabeler.compose(head, parts.prefix(2)) { extended += 1 }
+                bins[i].label = expected
+            }
+        }
+        #expect(extended > 5, "labels collided and were made longer: \(extended) \(bins.map(\.label))")
+        for (head, parts) in [(nil, [String]()), ("morning", []), (nil, ["", "x"]), ("", [""]), ("night", ["a", "", "b"])] as [(String?, [String])] {
+            let words = (head.map { [$0] } ?? []) + parts
+            #expect(BinLabeler.compose(head, parts[...]) == (words.isEmpty ? "any time" : words.joined(separator: " · ")))
+        }
+    }
+
+    /// The labeller as it was written before it read the bins through pointers (the reference).
+    static func referenceLabel(binIndex: Int, bins: [Bin], vocabulary: FeatureVocabulary) -> String {
+        let bin = bins[binIndex]
+        let head = BinLabeler.timePart(centroid: bin.centroid, observed: bin.observed)
+        let parts = referenceParts(binIndex: binIndex, bins: bins, vocabulary: vocabulary)
+        func taken(_ label: String) -> Bool { bins.indices.contains { $0 != binIndex && bins[$0].label == label } }
+        var count = min(2, parts.count)
+        while true {
+            let words = (head.map { [$0] } ?? []) + parts.prefix(count)
+            let label = words.isEmpty ? "any time" : words.joined(separator: " · ")
+            if !taken(label) { return label }
+            if count < parts.count {
+                count += 1
+                continue
+            }
+            return label + " · " + Bin.id(bin.number)
+        }
+    }
+
+    static func referenceParts(binIndex: Int, bins: [Bin], vocabulary: FeatureVocabulary) -> [String] {
+        let observed = bins[binIndex].observed, centroid = bins[binIndex].centroid
+        var candidates: [(text: String, contrast: Float, slot: Int)] = []
+        var seen: [String] = []
+        for i in BinLabeler.Slots.labelled where observed[i] >= 0.5 && centroid[i] >= 0.6 {
+            guard let text = BinLabeler.text(slot: i, vocabulary: vocabulary), !seen.contains(text) else { continue }
+            seen.append(text)
+            var other: Float = 0, n: Float = 0
+            for k in bins.indices where k != binIndex && bins[k].observed[i] >= 0.5 {
+                other += bins[k].centroid[i]
+                n += 1
+            }
+            candidates.append((text, centroid[i] - (n > 0 ? other / n : 0), i))
+        }
+        candidates.sort { ($0.contrast, $1.slot) > ($1.contrast, $0.slot) }
+        return candidates.map(\.text)
     }
 
     @Test("The session's current bin is preferred while the context persists (stickiness), less as time passes")
