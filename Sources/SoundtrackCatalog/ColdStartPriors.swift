@@ -169,34 +169,73 @@ public struct ColdStartPriors: Sendable, Equatable {
         precondition(weights == nil || weights!.count == dim, "weights must have FeatureLayout.dimension entries")
         var ranked: [(prior: ContextPrior, score: Float, order: Int)] = []
         for (order, prior) in contexts.enumerated() {
-            var dot: Float = 0, ss: Float = 0, xx: Float = 0
-            var evidence: Float = 0, needed: Float = 0
-            let s = prior.signature
-            for i in 0..<dim where s.mask[i] > 0 {
-                let w = weights?[i] ?? 1
-                let timeSlot = FeatureLayout.slots[i].group == .time
-                // A zero value still names a slot that must be present to count; weigh it as 1 for coverage.
-                let mass = w * max(s.values[i] * s.values[i], s.values[i] == 0 ? 1 : 0)
-                if !timeSlot { needed += mass }
-                guard features.mask[i] > 0 else { continue }
-                if !timeSlot { evidence += mass }
-                let x = features.values[i]
-                dot += w * s.values[i] * x
-                ss += w * s.values[i] * s.values[i]
-                xx += w * x * x
-            }
-            let covered = needed == 0 || evidence / needed >= Self.minimumCoverage
-            let denominator = (ss * xx).squareRoot()
-            let score = covered && denominator > 0 ? min(max(dot / denominator, -1), 1) : 0
-            ranked.append((prior, score, prior.name == Self.defaultName ? -1 : order))
+            ranked.append((prior, Self.score(prior, features, weights: weights), prior.name == Self.defaultName ? -1 : order))
         }
         ranked.sort { $0.score > $1.score || ($0.score == $1.score && $0.order < $1.order) }
         return ranked.map { (prior: $0.prior, score: $0.score) }
     }
 
+    /// Whether each slot is of the time group (the time slots are never evidence of a context).
+    private static let isTimeSlot: [Bool] = FeatureLayout.slots.map { $0.group == .time }
+
+    /// A prior's score in ``match(_:weights:)``.
+    private static func score(_ prior: ContextPrior, _ features: FeatureVector, weights: [Float]?) -> Float {
+        var dot: Float = 0, ss: Float = 0, xx: Float = 0
+        var evidence: Float = 0, needed: Float = 0
+        let s = prior.signature
+        // Through pointers: `FeatureLayout.slots[i]` copied a slot (retaining its name) for every
+        // slot of every prior, and a new bin matches every prior.
+        s.values.withUnsafeBufferPointer { sv in
+            s.mask.withUnsafeBufferPointer { sm in
+                features.values.withUnsafeBufferPointer { xv in
+                    features.mask.withUnsafeBufferPointer { xm in
+                        isTimeSlot.withUnsafeBufferPointer { time in
+                            for i in 0..<FeatureLayout.dimension where sm[i] > 0 {
+                                let w = weights?[i] ?? 1
+                                let timeSlot = time[i]
+                                // A zero value still names a slot that must be present to count; weigh it as 1 for coverage.
+                                let mass = w * max(sv[i] * sv[i], sv[i] == 0 ? 1 : 0)
+                                if !timeSlot { needed += mass }
+                                guard xm[i] > 0 else { continue }
+                                if !timeSlot { evidence += mass }
+                                let x = xv[i]
+                                dot += w * sv[i] * x
+                                ss += w * sv[i] * sv[i]
+                                xx += w * x * x
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let covered = needed == 0 || evidence / needed >= Self.minimumCoverage
+        let denominator = (ss * xx).squareRoot()
+        return covered && denominator > 0 ? min(max(dot / denominator, -1), 1) : 0
+    }
+
     /// The best-matching prior, or ``fallback`` when no prior scores at least `minimumScore`.
+    ///
+    /// The first prior of ``match(_:weights:)``'s order (the highest score; among equal scores
+    /// `default`, then file order), found in one pass instead of sorting copies of every prior:
+    /// a new bin asks for it.
     public func bestMatch(_ features: FeatureVector, weights: [Float]? = nil, minimumScore: Float = 0.3) -> ContextPrior {
-        guard let best = match(features, weights: weights).first, best.score >= minimumScore else { return fallback }
+        let dim = FeatureLayout.dimension
+        precondition(weights == nil || weights!.count == dim, "weights must have FeatureLayout.dimension entries")
+        var best: (index: Int, score: Float, order: Int)?
+        for i in contexts.indices {
+            let score = Self.score(contexts[i], features, weights: weights)
+            // A score that is not a number has no place in an order: the sort decides, as before.
+            if score.isNaN { return Self.first(of: match(features, weights: weights), minimumScore: minimumScore) ?? fallback }
+            let order = contexts[i].name == Self.defaultName ? -1 : i
+            if let b = best, !(score > b.score || (score == b.score && order < b.order)) { continue }
+            best = (i, score, order)
+        }
+        guard let best, best.score >= minimumScore else { return fallback }
+        return contexts[best.index]
+    }
+
+    private static func first(of ranked: [(prior: ContextPrior, score: Float)], minimumScore: Float) -> ContextPrior? {
+        guard let best = ranked.first, best.score >= minimumScore else { return nil }
         return best.prior
     }
 

@@ -197,6 +197,46 @@ struct ColdStartPriorsTests {
         #expect(priors.bestMatch(f).name == "x")
     }
 
+    @Test("bestMatch is the first prior of match's order at and around the minimum score, ties included")
+    func bestMatchIsTheFirstOfTheRanking() {
+        // Signatures on a grid of values, so that priors tie (equal scores: default, then file order).
+        let slots = ["place.gym", "place.home", "motion.running", "motion.walking", "time.weekend", "weather.cond_wet"]
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            seed ^= seed << 13
+            seed ^= seed >> 7
+            seed ^= seed << 17
+            return seed
+        }
+        func vector(_ density: UInt64) -> FeatureVector {
+            var v = FeatureVector()
+            for name in slots where next() % 4 < density { v.set(name, Float(next() % 3) / 2) }
+            return v
+        }
+        var contexts = (0..<6).map { k in ContextPrior(name: "c\(k)", signature: vector(3), profile: AudioProfile(AudioFeatures(energy: 0.5))) }
+        contexts.insert(ContextPrior(name: "default", profile: AudioProfile(AudioFeatures(energy: 0.5))), at: 3)
+        var again = contexts[1]
+        again.name = "c1 again"
+        contexts.append(again)  // the same signature twice: a tie decided by file order
+        let priors = ColdStartPriors(contexts: contexts)
+        var ties = 0, fallbacks = 0
+        for k in 0..<2000 {
+            let x = vector(2)
+            var w: [Float]? = nil
+            if k % 2 == 1 { w = (0..<FeatureLayout.dimension).map { _ in Float(1 + next() % 3) } }
+            let ranked = priors.match(x, weights: w)
+            for minimum: Float in [0, 0.3, 0.7] {
+                let expected = ranked[0].score >= minimum ? ranked[0].prior : priors.fallback
+                let got = priors.bestMatch(x, weights: w, minimumScore: minimum)
+                #expect(got.name == expected.name && got.signature == expected.signature, "\(k), minimum \(minimum)")
+                if ranked[0].score < minimum { fallbacks += 1 }
+            }
+            if ranked.count > 1, ranked[0].score == ranked[1].score { ties += 1 }
+        }
+        #expect(ties > 100, "the grid makes the best scores tie often: \(ties)")
+        #expect(fallbacks > 100)
+    }
+
     @Test func malformedFilesGiveExactErrors() throws {
         try expectError(
             "contexts[3].signature.motion.runing: expected a feature slot name, got \"motion.runing\"",
