@@ -183,6 +183,12 @@ public struct ColdStartPriors: Sendable, Equatable {
         var dot: Float = 0, ss: Float = 0, xx: Float = 0
         var evidence: Float = 0, needed: Float = 0
         let s = prior.signature
+        let dim = FeatureLayout.dimension
+        // The vectors are read through pointers below: one of another length stops here, as an
+        // out-of-range index did before.
+        precondition(
+            s.values.count >= dim && s.mask.count >= dim && features.values.count >= dim && features.mask.count >= dim,
+            "feature vectors must have FeatureLayout.dimension slots")
         // Through pointers: `FeatureLayout.slots[i]` copied a slot (retaining its name) for every
         // slot of every prior, and a new bin matches every prior.
         s.values.withUnsafeBufferPointer { sv in
@@ -190,7 +196,7 @@ public struct ColdStartPriors: Sendable, Equatable {
                 features.values.withUnsafeBufferPointer { xv in
                     features.mask.withUnsafeBufferPointer { xm in
                         isTimeSlot.withUnsafeBufferPointer { time in
-                            for i in 0..<FeatureLayout.dimension where sm[i] > 0 {
+                            for i in 0..<dim where sm[i] > 0 {
                                 let w = weights?[i] ?? 1
                                 let timeSlot = time[i]
                                 // A zero value still names a slot that must be present to count; weigh it as 1 for coverage.

@@ -16,6 +16,7 @@ import SoundtrackContext
 public enum BinLabeler {
     /// The label of `bins[binIndex]` among the user's bins.
     public static func label(binIndex: Int, bins: [Bin], vocabulary: FeatureVocabulary) -> String {
+        precondition(bins.indices.contains(binIndex), "binIndex \(binIndex) is not a bin's index")
         // The bin's fields are read where they are: `bins[binIndex]` as a value copied the whole
         // bin (retaining its arrays and strings) at every label, and labels are made at every
         // feedback event and merge.
@@ -81,6 +82,11 @@ public enum BinLabeler {
 
     /// The values the bin mostly has, most distinctive first.
     static func valueParts(binIndex: Int, bins: [Bin], vocabulary: FeatureVocabulary) -> [String] {
+        // Read through pointers below: an index or a vector out of range stops here, as it did before.
+        precondition(bins.indices.contains(binIndex), "binIndex \(binIndex) is not a bin's index")
+        precondition(
+            bins[binIndex].observed.count >= FeatureLayout.dimension && bins[binIndex].centroid.count >= FeatureLayout.dimension,
+            "a bin's vectors must have FeatureLayout.dimension slots")
         // Each text once, the first slot (in layout order) to name it keeping it; the candidates
         // sorted by contrast (ties: the lower slot) as indices into the texts, so that the sort
         // moves no strings.
