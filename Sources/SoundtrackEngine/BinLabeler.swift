@@ -82,11 +82,7 @@ public enum BinLabeler {
 
     /// The values the bin mostly has, most distinctive first.
     static func valueParts(binIndex: Int, bins: [Bin], vocabulary: FeatureVocabulary) -> [String] {
-        // Read through pointers below: an index or a vector out of range stops here, as it did before.
-        precondition(bins.indices.contains(binIndex), "binIndex \(binIndex) is not a bin's index")
-        precondition(
-            bins[binIndex].observed.count >= FeatureLayout.dimension && bins[binIndex].centroid.count >= FeatureLayout.dimension,
-            "a bin's vectors must have FeatureLayout.dimension slots")
+        let observed = bins[binIndex].observed, centroid = bins[binIndex].centroid
         // Each text once, the first slot (in layout order) to name it keeping it; the candidates
         // sorted by contrast (ties: the lower slot) as indices into the texts, so that the sort
         // moves no strings.
@@ -96,20 +92,16 @@ public enum BinLabeler {
         candidates.reserveCapacity(8)
         // Through pointers: `bins[k].observed[i]` on the array retained the bin's arrays at every read.
         bins.withUnsafeBufferPointer { bins in
-            bins[binIndex].observed.withUnsafeBufferPointer { observed in
-                bins[binIndex].centroid.withUnsafeBufferPointer { centroid in
-                    for i in Slots.labelled where observed[i] >= 0.5 && centroid[i] >= 0.6 {
-                        guard let text = text(slot: i, vocabulary: vocabulary), !texts.contains(text) else { continue }
-                        var other: Float = 0, n: Float = 0
-                        for k in bins.indices where k != binIndex && bins[k].observed[i] >= 0.5 {
-                            other += bins[k].centroid[i]
-                            n += 1
-                        }
-                        let contrast = centroid[i] - (n > 0 ? other / n : 0)
-                        candidates.append((contrast, i, texts.count))
-                        texts.append(text)
-                    }
+            for i in Slots.labelled where observed[i] >= 0.5 && centroid[i] >= 0.6 {
+                guard let text = text(slot: i, vocabulary: vocabulary), !texts.contains(text) else { continue }
+                var other: Float = 0, n: Float = 0
+                for k in bins.indices where k != binIndex && bins[k].observed[i] >= 0.5 {
+                    other += bins[k].centroid[i]
+                    n += 1
                 }
+                let contrast = centroid[i] - (n > 0 ? other / n : 0)
+                candidates.append((contrast, i, texts.count))
+                texts.append(text)
             }
         }
         candidates.sort { ($0.contrast, $1.slot) > ($1.contrast, $0.slot) }

@@ -399,13 +399,8 @@ struct BinLifecycleTests {
         var vocabulary = FeatureVocabulary()
         for key in ["label:home", "pl-1", "label:gym", "label:home2", "label:"] { _ = vocabulary.placeSlot(key, adding: true) }
         for (k, v) in [("wifi", "home"), ("wifi", "gym"), ("mood", "calm"), ("", ""), ("home", "")] { _ = vocabulary.tagSlot(key: k, value: v, adding: true) }
-        var seed: UInt64 = 0x2545_F491_4F6C_DD1D
-        func next() -> UInt64 {
-            seed ^= seed << 13
-            seed ^= seed >> 7
-            seed ^= seed << 17
-            return seed
-        }
+        var rng = SeededGenerator(seed: 11)
+        func next() -> UInt64 { rng.next() }
         // Values on a grid: parts that tie on contrast, labels that collide between bins.
         let grid: [Float] = [0, 0.5, 0.6, 0.8, 1]
         // A few labelled slots (fixed ones, learned places, tags: texts that repeat) and the time
