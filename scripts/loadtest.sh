@@ -20,6 +20,8 @@
 # into the work directory (implies KEEP=1), SERVE_ARGS adds options to `serve`, LOAD_BASE (default /tmp)
 # is where the work directory and its database go (/dev/shm takes the disk out of the measurement),
 # STOP=KILL ends the service with SIGKILL instead of SIGTERM and times the catch-up of the next command.
+# RESULT_FILE=PATH appends the figures as key=value lines (one line a phase, the committer's busy
+# share, the final check) for scripts/loadtest-runs.sh, which repeats the test and tabulates the runs.
 # The last column is the service's own CPU time (user + system, from /proc) per request.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -141,9 +143,14 @@ row() {  # phase label
   ok=$(get "$1" ok); failed=$(get "$1" failed); errors=$(get "$1" errors); dur=$(get "$1" duration_us)
   p50=$(get "$1" p50_us); p99=$(get "$1" p99_us); max=$(get "$1" max_us)
   ticks=$(get "$1" cpu_ticks)
-  printf "%-10s %10d %8d %8d %12.0f %9.2f %9.2f %9.2f %14.0f\n" "$2" "$ok" "$failed" "$errors" \
-    "$(echo "$ok / ($dur / 1000000)" | bc -l)" "$(echo "$p50 / 1000" | bc -l)" "$(echo "$p99 / 1000" | bc -l)" "$(echo "$max / 1000" | bc -l)" \
-    "$(echo "$ticks * 1000000 / $(getconf CLK_TCK) / ($ok + $failed + 1)" | bc -l)"
+  local rate p50ms p99ms maxms cpu
+  rate=$(echo "$ok / ($dur / 1000000)" | bc -l); p50ms=$(echo "$p50 / 1000" | bc -l); p99ms=$(echo "$p99 / 1000" | bc -l)
+  maxms=$(echo "$max / 1000" | bc -l); cpu=$(echo "$ticks * 1000000 / $(getconf CLK_TCK) / ($ok + $failed + 1)" | bc -l)
+  printf "%-10s %10d %8d %8d %12.0f %9.2f %9.2f %9.2f %14.0f\n" "$2" "$ok" "$failed" "$errors" "$rate" "$p50ms" "$p99ms" "$maxms" "$cpu"
+  if [[ -n "${RESULT_FILE:-}" ]]; then
+    printf "phase=%s ok=%d non200=%d sockerr=%d rate=%.1f p50_ms=%.3f p99_ms=%.3f max_ms=%.3f cpu_us=%.1f\n" \
+      "$1" "$ok" "$failed" "$errors" "$rate" "$p50ms" "$p99ms" "$maxms" "$cpu" >> "$RESULT_FILE"
+  fi
 }
 echo
 echo "users $USERS, $CONNECTIONS connections, ${SECONDS_PER_PHASE}s a phase, $(nproc) cores, $("$BIN" --version)"
@@ -165,6 +172,10 @@ for p in $PHASES; do
     "$(echo "$(get $p soundtrack_writes_committed_total) / ($batches + 0.000001)" | bc -l)" \
     "$(echo "100 * $(get $p soundtrack_commit_duration_seconds_sum) / ($(get $p duration_us) / 1000000)" | bc -l)" \
     "$([[ -n "$wrk_cpu" ]] && printf "%.0f" "$(echo "100 * $wrk_cpu / ($(get $p duration_us) / 1000000)" | bc -l)" || echo -)"
+  if [[ -n "${RESULT_FILE:-}" ]]; then
+    printf "committer=%s busy_pct=%.1f\n" "$p" \
+      "$(echo "100 * $(get $p soundtrack_commit_duration_seconds_sum) / ($(get $p duration_us) / 1000000)" | bc -l)" >> "$RESULT_FILE"
+  fi
 done
 if (( RATE > 0 )); then
   echo
@@ -179,6 +190,9 @@ echo "feedback: acknowledged by the service $server_acked, received by wrk $acke
 echo "          in the database $stored; picks in the database $picks_stored"
 if [[ "$server_acked" == "$stored" && "$status" == 0 ]] && (( acked <= server_acked && server_acked - acked <= CONNECTIONS )); then
   echo "OK: the database holds exactly the acknowledged events"
+  if [[ -n "${RESULT_FILE:-}" ]]; then echo "check=ok" >> "$RESULT_FILE"; fi
 else
-  echo "MISMATCH"; exit 1
+  echo "MISMATCH"
+  if [[ -n "${RESULT_FILE:-}" ]]; then echo "check=mismatch" >> "$RESULT_FILE"; fi
+  exit 1
 fi
