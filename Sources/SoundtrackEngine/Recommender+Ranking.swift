@@ -29,8 +29,9 @@ struct RankingCache: Sendable {
     /// The user's liked rows, best rated first (candidates).
     var likedOrder: [Int] = []
     /// Catalog rows that sound like each bin, by bin number (candidates), with the bin's
-    /// ``Bin/soundSignature`` they were found for (other bins' feedback leaves them valid).
-    var sound: [Int: (signature: UInt64, rows: [Int])] = [:]
+    /// ``Bin/soundSignature`` they were found for and how many songs the bin had then (other
+    /// bins' feedback leaves them valid).
+    var sound: [Int: (signature: UInt64, songs: Int, rows: [Int])] = [:]
     /// The community's most liked rows (candidates).
     var popular: [Int] = []
     /// Each bin's songs with evidence, by bin number: catalog row, sum and count of ratings (the
@@ -316,14 +317,31 @@ extension Recommender {
     }
 
     /// The bin's ``soundNeighbours(of:count:index:)``, from the ranking cache while the bin's
-    /// evidence and prior are the same (``Bin/soundSignature``: songs played without feedback
-    /// since do not count).
+    /// evidence and prior are the same (``Bin/soundSignature``).
+    ///
+    /// The neighbours leave out the bin's own songs, also those played without feedback, which
+    /// join the bin at nearly every pick and which the signature does not count: such a song
+    /// appends to the bin's songs (a song's evidence, and a merge's, change the signature). While
+    /// none of the songs appended since the search is among its rows, a new search would find the
+    /// same rows (the best `k` of a ranking less one more track that is not among them); once one
+    /// is, the search runs again. So the rows are those a state loaded from the store finds,
+    /// whatever its cache saw before (a pick of the HTTP service equals the CLI's after a restart).
     func soundRows(binIndex: Int, state: inout UserState, index: CatalogIndex) -> [Int] {
-        let bin = state.bins[binIndex]
-        let signature = bin.soundSignature
-        if let cached = state.rankingCache.sound[bin.number], cached.signature == signature { return cached.rows }
-        let rows = soundNeighbours(of: bin, count: config.candidates / 8, index: index)
-        state.rankingCache.sound[bin.number] = (signature, rows)
+        let number = state.bins[binIndex].number
+        let signature = state.bins[binIndex].soundSignature
+        let songs = state.bins[binIndex].songs.count
+        if let cached = state.rankingCache.sound[number], cached.signature == signature, cached.songs <= songs {
+            if cached.songs == songs { return cached.rows }
+            let joined = state.bins.withUnsafeBufferPointer { bins in
+                bins[binIndex].songs[cached.songs...].contains { s in index.row(of: s).map(cached.rows.contains) ?? false }
+            }
+            if !joined {
+                state.rankingCache.sound[number]!.songs = songs
+                return cached.rows
+            }
+        }
+        let rows = soundNeighbours(of: state.bins[binIndex], count: config.candidates / 8, index: index)
+        state.rankingCache.sound[number] = (signature, songs, rows)
         return rows
     }
 

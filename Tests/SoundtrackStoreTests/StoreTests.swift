@@ -94,6 +94,65 @@ struct StoreTests {
         #expect(again.session == state.session)
     }
 
+    @Test("Picks and feedback committed one at a time leave in the store the state the same rules keep in memory", arguments: Kind.allCases)
+    func incrementalWritesEqualMemory(kind: Kind) throws {
+        // Each pick and event is staged on the state loaded from the store and committed with only
+        // what it changed (``CachedUserState/takeChanges()``: a served bin's row without its songs
+        // unless they changed too); the state kept in memory alongside is never stored. Six
+        // contexts over a cap of three bins: joins, merges and new bins, songs that join and
+        // ratings that change, bins whose vectors move while their songs stay.
+        let service = try Self.service(kind)
+        var config = service.engine.config
+        config.binCap = 3
+        let engine = service.engine.with(config: config).with(catalog: IndexCatalog(CatalogIndex(tracks: try service.store.allTracks())))
+        let rules = Rules(engine: engine)
+        let store = service.store
+        let defaults = config.defaultWeights
+        try store.addUser(NewUser(id: "u-1"), at: Date(timeIntervalSince1970: 0))
+        func load() throws -> CachedUserState { try #require(try store.loadCachedState(user: "u-1", defaults: defaults)) }
+        var memory = try load()
+        var records: [String: PickRecord] = [:]
+        let places = ["library", "gym", "home", "cafe", "office", "park"]
+        let signals: [(Signal, Int?)] = [(.like, nil), (.skip, nil), (.dislike, nil), (.rate, 5), (.complete, nil), (.rate, 2), (.dislike, nil)]
+        var servedOnly = 0
+        for i in 0..<84 {
+            let at = String(format: "2026-03-11T%02d:%02d:00+01:00", 6 + i / 6, (i % 6) * 10)
+            let snapshot = Self.snapshot(places[(i * 5 + i / 7) % places.count], at)
+            var cached = try load()
+            let stored = rules.stagePick(snapshot, state: &cached.state)
+            if cached.state.changes.songs.isEmpty && !cached.state.changes.bins.isEmpty { servedOnly += 1 }
+            try store.commit([.pick(stored.row, state: cached.takeChanges())])
+            let staged = rules.stagePick(snapshot, state: &memory.state)
+            memory.state.changes = UserState.Changes()
+            #expect(stored.pick.track.id == staged.pick.track.id && stored.pick.bin.id == staged.pick.bin.id, "pick \(i)")
+            records[staged.row.record.pickId] = staged.row.record
+            guard i % 2 == 1 else { continue }
+            let (signal, rating) = signals[(i / 2) % signals.count]
+            let event = FeedbackEvent(
+                id: "e-\(i)", user: "u-1", at: staged.pick.at, track: staged.pick.track.id, signal: signal, rating: rating,
+                pickId: staged.pick.pickId)
+            cached = try load()
+            let inStore = try rules.stageFeedback(event, appliedBy: nil, user: &cached) { records[$0] }
+            let inMemory = try rules.stageFeedback(event, appliedBy: nil, user: &memory) { records[$0] }
+            memory.state.changes = UserState.Changes()
+            guard case let .applied(a) = inStore, case let .applied(b) = inMemory else {
+                Issue.record("event \(i) not applied")
+                return
+            }
+            try store.commit([.feedback(a, state: cached.takeChanges())])
+            #expect(a.outcome == b.outcome, "event \(i)")
+        }
+        let loaded = try load().state
+        #expect(servedOnly >= 5)
+        #expect(!loaded.mergedInto.isEmpty)
+        #expect(loaded.bins.contains { $0.songs.contains { $0.rating > 0 } } && loaded.bins.contains { $0.songs.contains { $0.dislikes > 0 } })
+        #expect(loaded.bins.map(\.songs) == memory.state.bins.map(\.songs))
+        #expect(loaded.bins == memory.state.bins)
+        #expect(loaded.weights == memory.state.weights)
+        #expect(loaded.session == memory.state.session)
+        #expect(loaded.pickCounter == memory.state.pickCounter)
+    }
+
     @Test("Vocabulary, merges, mean times, transitions and ratings survive the store, user by user and in bulk", arguments: Kind.allCases)
     func onlineClusterStateRoundTrip(kind: Kind) throws {
         let service = try Self.service(kind)
