@@ -137,7 +137,9 @@ public struct UserState: Sendable {
         /// Bins whose vectors, label or counts changed, or that are new, by number.
         public var bins: Set<Int> = []
         /// Bins whose songs changed (a song joined, or its like or dislike count changed), by number:
-        /// the store writes a bin's songs with the bin (``Bin/songs``), so it needs no more.
+        /// the store writes a bin's songs with the bin (``Bin/songs``), so it needs no more. Every
+        /// change to a bin's songs must be recorded here, also for a bin in ``bins``: the store
+        /// writes the song list of a stored bin only when its number is here.
         public var songs: Set<Int> = []
         /// The weights changed.
         public var weights = false

@@ -180,14 +180,22 @@ extension Store {
             try ids.bind(1, user)
             while try ids.step() { binIds[ids.int(0)] = ids.int64(1) }
         }
-        // A bin's songs are part of its row (``SongListCoding``): a bin whose vectors changed is
-        // written whole, one whose songs alone changed gets its songs.
+        // A bin's songs are part of its row (``SongListCoding``): a new bin is inserted whole; a
+        // stored bin whose vectors changed gets every column, its songs only when they changed too
+        // (every change to a bin's songs is in ``UserState/Changes/songs``: a served snapshot moves
+        // the vectors alone, and encoding the songs was a tenth of the service's commits of picks);
+        // one whose songs alone changed gets its songs.
         var songsOnly = changes.songs
         var songText: [UInt8] = []
         if !changes.bins.isEmpty {
             // Bound through SQLite's C API (``RawStatement``): replay writes thousands of bins per block.
             let update = try RawStatement(db, cached: """
                 UPDATE bins SET label = ?, centroid = ?, spread = ?, observed = ?, observations = ?, updated_at = ?, songs = ?,
+                    mean_time = ?, transitions = ?, prior = ?, created_at = ?
+                WHERE id = ?
+                """)
+            let updateKeepingSongs = try RawStatement(db, cached: """
+                UPDATE bins SET label = ?, centroid = ?, spread = ?, observed = ?, observations = ?, updated_at = ?,
                     mean_time = ?, transitions = ?, prior = ?, created_at = ?
                 WHERE id = ?
                 """)
@@ -201,22 +209,28 @@ extension Store {
                 songsOnly.remove(number)
                 let b = state.bins[i]
                 if let id = binIds[number] {
-                    try update.bind(1, b.label)
-                    try update.bind(2, floats: b.centroid)
-                    try update.bind(3, floats: b.spread)
-                    try update.bind(4, floats: b.observed)
-                    try update.bind(5, b.observations)
-                    try update.bind(6, b.updatedAt.timeIntervalSince1970)
-                    SongListCoding.encode(b.songs, into: &songText)
-                    try update.bind(7, utf8: songText)
-                    try update.bind(8, b.meanTime)
-                    try update.bind(9, utf8: encodePairs(b.transitions))
+                    let withSongs = changes.songs.contains(number)
+                    let stmt = withSongs ? update : updateKeepingSongs
+                    try stmt.bind(1, b.label)
+                    try stmt.bind(2, floats: b.centroid)
+                    try stmt.bind(3, floats: b.spread)
+                    try stmt.bind(4, floats: b.observed)
+                    try stmt.bind(5, b.observations)
+                    try stmt.bind(6, b.updatedAt.timeIntervalSince1970)
+                    var column: Int32 = 7
+                    if withSongs {
+                        SongListCoding.encode(b.songs, into: &songText)
+                        try stmt.bind(column, utf8: songText)
+                        column += 1
+                    }
+                    try stmt.bind(column, b.meanTime)
+                    try stmt.bind(column + 1, utf8: encodePairs(b.transitions))
                     // A merge can give a bin the prior and creation time of the bin merged into it:
                     // the row holds the state's, however many of its changes it was written after.
-                    try update.bind(10, b.prior)
-                    try update.bind(11, b.createdAt.timeIntervalSince1970)
-                    try update.bind(12, id)
-                    try update.execute()
+                    try stmt.bind(column + 2, b.prior)
+                    try stmt.bind(column + 3, b.createdAt.timeIntervalSince1970)
+                    try stmt.bind(column + 4, id)
+                    try stmt.execute()
                 } else {
                     try insert.bind(1, user)
                     try insert.bind(2, b.number)
