@@ -187,17 +187,23 @@ extension Store {
     }
 
     /// A later state of a user with the union of both states' changes; the bins the earlier one
-    /// changed and the later one does not hold are carried over from the earlier.
+    /// changed and the later one does not hold are carried over from the earlier, unless the
+    /// later one merged them away (bin numbers are never given again, so a removed bin stays
+    /// removed).
     static func merge(_ old: UserState, then new: UserState) -> UserState {
         var c = old.changes
         c.bins.formUnion(new.changes.bins)
         c.songs.formUnion(new.changes.songs)
+        c.removedBins.formUnion(new.changes.removedBins)
+        c.bins.subtract(c.removedBins)
+        c.songs.subtract(c.removedBins)
         c.weights = c.weights || new.changes.weights
         c.places = c.places || new.changes.places
         c.counters = c.counters || new.changes.counters
         var merged = new
         var carried = old.changes.bins
         carried.formUnion(old.changes.songs)
+        carried.subtract(c.removedBins)
         for number in carried where merged.binIndex(number: number) == nil {
             if let i = old.binIndex(number: number) { merged.bins.append(old.bins[i]) }
         }

@@ -94,13 +94,23 @@ struct StoreTests {
         #expect(again.session == state.session)
     }
 
-    @Test("Picks and feedback committed one at a time leave in the store the state the same rules keep in memory", arguments: Kind.allCases)
-    func incrementalWritesEqualMemory(kind: Kind) throws {
-        // Each pick and event is staged on the state loaded from the store and committed with only
-        // what it changed (``CachedUserState/takeChanges()``: a served bin's row without its songs
-        // unless they changed too); the state kept in memory alongside is never stored. Six
-        // contexts over a cap of three bins: joins, merges and new bins, songs that join and
-        // ratings that change, bins whose vectors move while their songs stay.
+    /// How ``incrementalWritesEqualMemory(kind:mode:)`` stages and commits.
+    enum WriteMode: String, CaseIterable {
+        /// Each pick and event staged on the state loaded from the store, and committed alone.
+        case reloadEach
+        /// Staged on one live state, as the HTTP service does, and committed three writes at a
+        /// time (``Store/commit(_:)`` then merges a user's successive changes).
+        case liveInThrees
+    }
+
+    @Test(
+        "Picks and feedback committed with only what they changed leave in the store the state the same rules keep in memory",
+        arguments: Kind.allCases, WriteMode.allCases)
+    func incrementalWritesEqualMemory(kind: Kind, mode: WriteMode) throws {
+        // Every write holds only what it changed (``CachedUserState/takeChanges()``: a served
+        // bin's row without its songs unless they changed too); the state kept in memory alongside
+        // is never stored. Six contexts over a cap of three bins: joins, merges and new bins, songs
+        // that join and ratings that change, bins whose vectors move while their songs stay.
         let service = try Self.service(kind)
         var config = service.engine.config
         config.binCap = 3
@@ -111,27 +121,48 @@ struct StoreTests {
         try store.addUser(NewUser(id: "u-1"), at: Date(timeIntervalSince1970: 0))
         func load() throws -> CachedUserState { try #require(try store.loadCachedState(user: "u-1", defaults: defaults)) }
         var memory = try load()
+        var live = try load()
+        var queued: [UserWrite] = []
         var records: [String: PickRecord] = [:]
+        var servedOnly = 0, mergesInAGroup = 0
+        func stageOn() throws -> CachedUserState { mode == .reloadEach ? try load() : live }
+        func queue(_ write: UserWrite, _ cached: CachedUserState, step: String) throws {
+            if mode == .liveInThrees { live = cached }
+            queued.append(write)
+            guard mode == .reloadEach || queued.count == 3 else { return }
+            // A bin merged away by a write after the first of its commit (``Store/merge(_:then:)``).
+            if queued.dropFirst().contains(where: { w in
+                switch w {
+                case let .pick(_, state?), let .feedback(_, state?): !state.changes.removedBins.isEmpty
+                default: false
+                }
+            }) { mergesInAGroup += 1 }
+            try store.commit(queued)
+            queued = []
+            let stored = try load().state
+            #expect(stored.bins == memory.state.bins, "after \(step)")
+            #expect(stored.mergedInto == memory.state.mergedInto && stored.nextBinNumber == memory.state.nextBinNumber, "after \(step)")
+            #expect(stored.recentTracks == memory.state.recentTracks && stored.session == memory.state.session, "after \(step)")
+        }
         let places = ["library", "gym", "home", "cafe", "office", "park"]
         let signals: [(Signal, Int?)] = [(.like, nil), (.skip, nil), (.dislike, nil), (.rate, 5), (.complete, nil), (.rate, 2), (.dislike, nil)]
-        var servedOnly = 0
         for i in 0..<84 {
             let at = String(format: "2026-03-11T%02d:%02d:00+01:00", 6 + i / 6, (i % 6) * 10)
             let snapshot = Self.snapshot(places[(i * 5 + i / 7) % places.count], at)
-            var cached = try load()
+            var cached = try stageOn()
             let stored = rules.stagePick(snapshot, state: &cached.state)
             if cached.state.changes.songs.isEmpty && !cached.state.changes.bins.isEmpty { servedOnly += 1 }
-            try store.commit([.pick(stored.row, state: cached.takeChanges())])
             let staged = rules.stagePick(snapshot, state: &memory.state)
             memory.state.changes = UserState.Changes()
             #expect(stored.pick.track.id == staged.pick.track.id && stored.pick.bin.id == staged.pick.bin.id, "pick \(i)")
             records[staged.row.record.pickId] = staged.row.record
+            try queue(.pick(stored.row, state: cached.takeChanges()), cached, step: "pick \(i)")
             guard i % 2 == 1 else { continue }
             let (signal, rating) = signals[(i / 2) % signals.count]
             let event = FeedbackEvent(
                 id: "e-\(i)", user: "u-1", at: staged.pick.at, track: staged.pick.track.id, signal: signal, rating: rating,
                 pickId: staged.pick.pickId)
-            cached = try load()
+            cached = try stageOn()
             let inStore = try rules.stageFeedback(event, appliedBy: nil, user: &cached) { records[$0] }
             let inMemory = try rules.stageFeedback(event, appliedBy: nil, user: &memory) { records[$0] }
             memory.state.changes = UserState.Changes()
@@ -139,11 +170,13 @@ struct StoreTests {
                 Issue.record("event \(i) not applied")
                 return
             }
-            try store.commit([.feedback(a, state: cached.takeChanges())])
             #expect(a.outcome == b.outcome, "event \(i)")
+            try queue(.feedback(a, state: cached.takeChanges()), cached, step: "event \(i)")
         }
+        if !queued.isEmpty { try store.commit(queued) }
         let loaded = try load().state
         #expect(servedOnly >= 5)
+        if mode == .liveInThrees { #expect(mergesInAGroup >= 3) }
         #expect(!loaded.mergedInto.isEmpty)
         #expect(loaded.bins.contains { $0.songs.contains { $0.rating > 0 } } && loaded.bins.contains { $0.songs.contains { $0.dislikes > 0 } })
         #expect(loaded.bins.map(\.songs) == memory.state.bins.map(\.songs))
