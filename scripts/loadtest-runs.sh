@@ -15,14 +15,17 @@
 # 10,000/s answered at p99 <= 10 ms; feedback >= 5,000 events/s at p99 <= 50 ms. Exits 1 when a
 # run failed or its database did not hold exactly the acknowledged feedback.
 set -euo pipefail
+[[ -n "${OUT:-}" ]] && OUT=$(realpath -m "$OUT")  # before the cd below
 cd "$(dirname "$0")/.."
 RUNS=${1:-5}
+[[ "$RUNS" =~ ^[0-9]+$ ]] || { echo "RUNS: a number, 1...100" >&2; exit 2; }
 USERS=${2:-10000}
 SECONDS_PER_PHASE=${3:-20}
 CONNECTIONS=${4:-32}
 (( RUNS >= 1 && RUNS <= 100 )) || { echo "RUNS: 1...100" >&2; exit 2; }
 OUT=${OUT:-$(mktemp -d /tmp/soundtrack-loadruns.XXXXXX)}
 mkdir -p "$OUT"
+rm -f "$OUT"/[AB]-*.result  # a directory used before: only this invocation's runs are tabulated
 A=${SOUNDTRACK_BIN:-}
 if [[ -z "$A" ]]; then
   for b in .build-server/release/soundtrack .build/release/soundtrack; do [[ -x $b ]] && { A=$b; break; }; done
@@ -53,7 +56,7 @@ done
 
 status=0
 python3 - "$OUT" "$A" "$B" "$RUNS" "${RATE:-10000}" <<'PY' || status=$?
-import glob, os, statistics, sys
+import os, statistics, sys
 out, a, b, runs, rate = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 
 def load(path):
@@ -77,7 +80,8 @@ bad = 0
 for tag, binary in (("A", a), ("B", b)):
     if not binary:
         continue
-    results = [load(p) for p in sorted(glob.glob(os.path.join(out, f"{tag}-*.result")))]
+    paths = [os.path.join(out, f"{tag}-{i}.result") for i in range(1, runs + 1)]
+    results = [load(p) for p in paths if os.path.exists(p)]
     print(f"\nbuild {tag}: {binary}, {len(results)} of {runs} runs with figures")
     print(f"{'phase':<10} {'per second (min/median/max)':>30} {'p99 ms (min/median/max)':>26} {'CPU µs/req (median)':>20} {'committer busy % (median)':>26}")
     for phase in ("warmup", "picks", "paced", "feedback"):
@@ -90,6 +94,8 @@ for tag, binary in (("A", a), ("B", b)):
     paced = [r[0]["paced"] for r in results if "paced" in r[0]]
     feedback = [r[0]["feedback"] for r in results if "feedback" in r[0]]
     checks = [r[2] for r in results]
+    if any(c != "ok" for c in checks):
+        print("(runs whose database check failed are counted in the figures above too)")
     met_paced = sum(1 for x in paced if x["rate"] >= 9900 and x["p99_ms"] <= 10)
     met_feedback = sum(1 for x in feedback if x["rate"] >= 5000 and x["p99_ms"] <= 50)
     picks_target = (f"picks at 10,000/s with p99 <= 10 ms in {met_paced} of {len(paced)} runs" if rate == 10000

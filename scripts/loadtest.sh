@@ -24,6 +24,7 @@
 # share, the final check) for scripts/loadtest-runs.sh, which repeats the test and tabulates the runs.
 # The last column is the service's own CPU time (user + system, from /proc) per request.
 set -euo pipefail
+[[ -n "${RESULT_FILE:-}" ]] && RESULT_FILE=$(realpath -m "$RESULT_FILE")  # before the cd below
 cd "$(dirname "$0")/.."
 USERS=${1:-10000}
 SECONDS_PER_PHASE=${2:-20}
