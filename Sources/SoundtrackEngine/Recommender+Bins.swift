@@ -431,21 +431,17 @@ struct BinVectors: Sendable {
         let oldCentroids = centroids, oldPresent = present, oldPairs = pairs, oldKnown = known
         var centroids = [Float](repeating: 0, count: bins.count * stride)
         var present = centroids
-        let row = stride
+        // A kept row moves whole (a copy of its floats, not a checked access per slot).
+        func move(row o: Int, of old: [Float], to i: Int, in layout: inout [Float], stride: Int) {
+            layout.withUnsafeMutableBufferPointer { dst in
+                old.withUnsafeBufferPointer { src in (dst.baseAddress! + i * stride).update(from: src.baseAddress! + o * stride, count: stride) }
+            }
+        }
         bins.withUnsafeBufferPointer { bp in
             for i in 0..<bp.count {
                 if let o = from[i] {
-                    // A kept row moves whole (a copy of its floats, not a checked access per slot).
-                    centroids.withUnsafeMutableBufferPointer { dst in
-                        oldCentroids.withUnsafeBufferPointer { src in
-                            (dst.baseAddress! + i * row).update(from: src.baseAddress! + o * row, count: row)
-                        }
-                    }
-                    present.withUnsafeMutableBufferPointer { dst in
-                        oldPresent.withUnsafeBufferPointer { src in
-                            (dst.baseAddress! + i * row).update(from: src.baseAddress! + o * row, count: row)
-                        }
-                    }
+                    move(row: o, of: oldCentroids, to: i, in: &centroids, stride: stride)
+                    move(row: o, of: oldPresent, to: i, in: &present, stride: stride)
                 } else {
                     Self.layOut(
                         centroid: bp[i].centroid, observed: bp[i].observed, threshold: threshold, centroids: &centroids,
