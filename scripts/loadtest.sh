@@ -169,14 +169,11 @@ printf "%-10s %12s %12s %18s %14s %18s\n" phase "bins made" "commits" "writes a 
 for p in $PHASES; do
   batches=$(get $p soundtrack_write_batches_total)
   wrk_cpu=$(get $p wrk_cpu_s)
+  busy=$(echo "100 * $(get $p soundtrack_commit_duration_seconds_sum) / ($(get $p duration_us) / 1000000)" | bc -l)
   printf "%-10s %12.0f %12.0f %18.1f %14.1f %18s\n" "$p" "$(get $p soundtrack_bins_created_total)" "$batches" \
-    "$(echo "$(get $p soundtrack_writes_committed_total) / ($batches + 0.000001)" | bc -l)" \
-    "$(echo "100 * $(get $p soundtrack_commit_duration_seconds_sum) / ($(get $p duration_us) / 1000000)" | bc -l)" \
+    "$(echo "$(get $p soundtrack_writes_committed_total) / ($batches + 0.000001)" | bc -l)" "$busy" \
     "$([[ -n "$wrk_cpu" ]] && printf "%.0f" "$(echo "100 * $wrk_cpu / ($(get $p duration_us) / 1000000)" | bc -l)" || echo -)"
-  if [[ -n "${RESULT_FILE:-}" ]]; then
-    printf "committer=%s busy_pct=%.1f\n" "$p" \
-      "$(echo "100 * $(get $p soundtrack_commit_duration_seconds_sum) / ($(get $p duration_us) / 1000000)" | bc -l)" >> "$RESULT_FILE"
-  fi
+  if [[ -n "${RESULT_FILE:-}" ]]; then printf "committer=%s busy_pct=%.1f\n" "$p" "$busy" >> "$RESULT_FILE"; fi
 done
 if (( RATE > 0 )); then
   echo
