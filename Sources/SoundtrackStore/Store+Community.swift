@@ -35,8 +35,8 @@ extension Store {
                 let user = rows.text(0)
                 var attributes: [UInt64] = []
                 if !rows.isNull(4), !rows.isNull(5) {
-                    let values = rows.floats(4), mask = rows.floats(5)
-                    if values.count == FeatureLayout.dimension, mask.count == FeatureLayout.dimension {
+                    let values = rows.floats(4)
+                    if values.count == FeatureLayout.dimension, let mask = VectorCoding.decode(mask: rows.bytes(5), count: values.count) {
                         let vocabulary: FeatureVocabulary
                         if let v = vocabularies[user] {
                             vocabulary = v

@@ -312,7 +312,7 @@ extension Store {
         try stmt.bind(6, r.trackId)
         try stmt.bind(7, FeatureLayout.version)
         try stmt.bind(8, floats: r.features.values)
-        try stmt.bind(9, floats: r.features.mask)
+        try stmt.bind(9, blob: VectorCoding.encode(mask: r.features.mask))
         try stmt.bind(10, blob: VectorCoding.encode(ranking: r.ranking))
         try stmt.execute()
     }
@@ -423,8 +423,17 @@ extension Store {
     /// A committed pick by id, of whatever user; `nil` when there is none.
     /// - Throws: ``StoreError/corruptPick(id:)`` for a ranking that does not read, database errors.
     static func loadPick(_ db: Database, id: String) throws -> PickRecord? {
-        guard let r = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM picks WHERE id = ?"), arguments: [id]) else {
+        guard let r = try Row.fetchOne(db.cachedStatement(sql: "SELECT rowid, * FROM picks WHERE id = ?"), arguments: [id]) else {
             return nil
+        }
+        let values = VectorCoding.decode(r["features"] as Data)
+        guard values.count == FeatureLayout.dimension else {
+            throw StoreError.corrupt(
+                table: "picks", column: "features", row: r["rowid"], expected: "\(FeatureLayout.dimension) Float32 values of feature layout v\(FeatureLayout.version)")
+        }
+        guard let mask = (r["mask"] as Data).withUnsafeBytes({ VectorCoding.decode(mask: $0, count: values.count) }) else {
+            throw StoreError.corrupt(
+                table: "picks", column: "mask", row: r["rowid"], expected: "a presence mask of \(values.count) slots (one bit or one Float32 a slot)")
         }
         var ranking: [RankedBin] = []
         switch (r["ranking"] as DatabaseValue).storage {
@@ -445,7 +454,7 @@ extension Store {
         return PickRecord(
             pickId: r["id"], user: r["user_id"], at: Date(timeIntervalSince1970: r["at"]), binNumber: r["bin_number"],
             trackId: r["track_id"],
-            features: FeatureVector(values: VectorCoding.decode(r["features"]), mask: VectorCoding.decode(r["mask"])),
+            features: FeatureVector(values: values, mask: mask),
             ranking: ranking)
     }
 

@@ -291,6 +291,48 @@ struct StoreTests {
         #expect(throws: StoreError.corruptPick(id: old.pickId)) { try service.store.pickRecord(id: old.pickId) }
     }
 
+    @Test("A pick's presence mask is stored as one bit a slot; masks of earlier versions (Float32s) still read, a mask of another length is an error naming the row")
+    func pickMaskBits() throws {
+        let service = try Self.service(.file)
+        try service.store.addUser(NewUser(id: "u-1"), at: Date(timeIntervalSince1970: 0))
+        var state = try service.state(user: "u-1")
+        let (_, record) = service.engine.pick(Self.snapshot("gym", "2026-03-11T07:00:00+01:00"), state: &state)
+        let mask = record.features.mask
+        #expect(mask.contains(1) && mask.contains(0))
+        try service.store.database.write { db in try Store.insertPick(db, record, seq: 0) }
+        let stored = try service.store.database.read { db in
+            try Data.fetchOne(db, sql: "SELECT mask FROM picks WHERE id = ?", arguments: [record.pickId])!
+        }
+        #expect(stored.count == (FeatureLayout.dimension + 7) / 8)
+        for (i, m) in mask.enumerated() { #expect((stored[i / 8] >> UInt8(i % 8)) & 1 == (m == 1 ? 1 : 0)) }
+        #expect(try service.store.pickRecord(id: record.pickId) == record)
+        // Earlier versions stored the mask as Float32s, as the features still are.
+        try service.store.database.write { db in
+            try db.execute(sql: "UPDATE picks SET mask = ? WHERE id = ?", arguments: [VectorCoding.encode(mask), record.pickId])
+        }
+        #expect(try service.store.pickRecord(id: record.pickId) == record)
+        // A mask that is not 0/1 throughout keeps its values (as Float32s).
+        var odd = mask
+        odd[0] = 0.5
+        #expect(VectorCoding.encode(mask: odd).count == 4 * odd.count)
+        #expect(VectorCoding.encode(mask: odd).withUnsafeBytes { VectorCoding.decode(mask: $0, count: odd.count) } == odd)
+        // Neither length: an error that names the column and the row.
+        let rowid = try service.store.database.read { db in
+            try Int64.fetchOne(db, sql: "SELECT rowid FROM picks WHERE id = ?", arguments: [record.pickId])!
+        }
+        try service.store.database.write { db in
+            try db.execute(sql: "UPDATE picks SET mask = zeroblob(7) WHERE id = ?", arguments: [record.pickId])
+        }
+        #expect(throws: StoreError.corrupt(
+            table: "picks", column: "mask", row: rowid, expected: "a presence mask of \(FeatureLayout.dimension) slots (one bit or one Float32 a slot)")
+        ) { try service.store.pickRecord(id: record.pickId) }
+        // Features of another length are one too (they used to stop the process).
+        try service.store.database.write { db in
+            try db.execute(sql: "UPDATE picks SET features = zeroblob(12) WHERE id = ?", arguments: [record.pickId])
+        }
+        #expect(throws: StoreError.self) { try service.store.pickRecord(id: record.pickId) }
+    }
+
     @Test("Strings bound through the C API keep every byte: empty, non-ASCII, an embedded NUL")
     func rawStatementStrings() throws {
         let store = try Self.store(.memory)
