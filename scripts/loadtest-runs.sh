@@ -39,16 +39,17 @@ builds=(A)
 # The machine's speed, before and after the runs: the in-process pick of `soundtrack bench` (CPU
 # only: no disk, no network, no other thread), three runs of 20,000 picks, their p50s in µs. The
 # same code has run 1.6-2 times slower on some days than on others; a set of runs is read beside it.
+# (The bench makes its own temporary database; its errors go to OUT/machine.err.)
 machine_speed() {
-  local dir
-  dir=$(mktemp -d /tmp/soundtrack-speed.XXXXXX)
-  "$A" bench pick --in-process-only --runs 3 --iterations 20000 --db "$dir/catalog.sqlite" 2>/dev/null \
-    | awk '/^in-process pick/ {on = 1; next} on && $1 ~ /^[0-9]+$/ {printf "%s%s", sep, $2; sep = " / "} on && NF == 0 && sep {exit}'
-  rm -rf "$dir"
+  local p50s
+  p50s=$("$A" bench pick --in-process-only --runs 3 --iterations 20000 2>>"$OUT/machine.err" \
+    | awk '/^in-process pick/ {on = 1; next} on && $1 ~ /^[0-9]+$/ {printf "%s%s", sep, $2; sep = " / "} on && NF == 0 && sep {exit}') || true
+  if [[ -n "$p50s" ]]; then echo "$p50s µs"; else echo "unavailable (the bench failed: $OUT/machine.err)"; fi
 }
 echo "runs: $RUNS of scripts/loadtest.sh $USERS $SECONDS_PER_PHASE $CONNECTIONS; outputs in $OUT"
+rm -f "$OUT/machine.err"
 speed_before=$(machine_speed)
-echo "machine: in-process pick p50 $speed_before µs (bench pick --in-process-only, build A)"
+echo "machine: in-process pick p50 $speed_before (bench pick --in-process-only, build A)" | tee "$OUT/machine.txt"
 failed=0
 for i in $(seq 1 "$RUNS"); do
   for tag in "${builds[@]}"; do
@@ -67,7 +68,7 @@ for i in $(seq 1 "$RUNS"); do
 done
 
 speed_after=$(machine_speed)
-echo "machine: in-process pick p50 $speed_before µs before the runs, $speed_after µs after (the README's bench table, 2026-11-25: 26.6-26.9 µs)" | tee "$OUT/machine.txt"
+echo "machine: in-process pick p50 $speed_before before the runs, $speed_after after (the README's bench table, 2026-11-25: 26.6-26.9 µs)" | tee -a "$OUT/machine.txt"
 
 status=0
 python3 - "$OUT" "$A" "$B" "$RUNS" "${RATE:-10000}" <<'PY' || status=$?

@@ -421,7 +421,9 @@ extension Store {
     }
 
     /// A committed pick by id, of whatever user; `nil` when there is none.
-    /// - Throws: ``StoreError/corruptPick(id:)`` for a ranking that does not read, database errors.
+    /// - Throws: ``StoreError/corruptPick(id:)`` for a ranking that does not read,
+    ///   ``StoreError/corrupt(table:column:row:expected:)`` for features or a mask of another
+    ///   length than the layout's, database errors.
     static func loadPick(_ db: Database, id: String) throws -> PickRecord? {
         guard let r = try Row.fetchOne(db.cachedStatement(sql: "SELECT rowid, * FROM picks WHERE id = ?"), arguments: [id]) else {
             return nil

@@ -326,11 +326,16 @@ struct StoreTests {
         #expect(throws: StoreError.corrupt(
             table: "picks", column: "mask", row: rowid, expected: "a presence mask of \(FeatureLayout.dimension) slots (one bit or one Float32 a slot)")
         ) { try service.store.pickRecord(id: record.pickId) }
-        // Features of another length are one too (they used to stop the process).
+        // Features of another length are one too (they used to stop the process), with a good mask.
         try service.store.database.write { db in
-            try db.execute(sql: "UPDATE picks SET features = zeroblob(12) WHERE id = ?", arguments: [record.pickId])
+            try db.execute(
+                sql: "UPDATE picks SET features = zeroblob(12), mask = ? WHERE id = ?",
+                arguments: [Data(VectorCoding.encode(mask: mask)), record.pickId])
         }
-        #expect(throws: StoreError.self) { try service.store.pickRecord(id: record.pickId) }
+        #expect(throws: StoreError.corrupt(
+            table: "picks", column: "features", row: rowid,
+            expected: "\(FeatureLayout.dimension) Float32 values of feature layout v\(FeatureLayout.version)")
+        ) { try service.store.pickRecord(id: record.pickId) }
     }
 
     @Test("Strings bound through the C API keep every byte: empty, non-ASCII, an embedded NUL")
