@@ -139,6 +139,9 @@ fi
 get() { sed -n "s/^$2=//p" "$WORK/$1.summary"; }
 stored=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM feedback').fetchone()[0])" "$DB")
 picks_stored=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM picks').fetchone()[0])" "$DB")
+record() {  # a key=value line for RESULT_FILE, when one is asked for
+  if [[ -n "${RESULT_FILE:-}" ]]; then echo "$1" >> "$RESULT_FILE"; fi
+}
 row() {  # phase label
   local ok failed errors dur p50 p99 max ticks
   ok=$(get "$1" ok); failed=$(get "$1" failed); errors=$(get "$1" errors); dur=$(get "$1" duration_us)
@@ -148,10 +151,8 @@ row() {  # phase label
   rate=$(echo "$ok / ($dur / 1000000)" | bc -l); p50ms=$(echo "$p50 / 1000" | bc -l); p99ms=$(echo "$p99 / 1000" | bc -l)
   maxms=$(echo "$max / 1000" | bc -l); cpu=$(echo "$ticks * 1000000 / $(getconf CLK_TCK) / ($ok + $failed + 1)" | bc -l)
   printf "%-10s %10d %8d %8d %12.0f %9.2f %9.2f %9.2f %14.0f\n" "$2" "$ok" "$failed" "$errors" "$rate" "$p50ms" "$p99ms" "$maxms" "$cpu"
-  if [[ -n "${RESULT_FILE:-}" ]]; then
-    printf "phase=%s ok=%d non200=%d sockerr=%d rate=%.1f p50_ms=%.3f p99_ms=%.3f max_ms=%.3f cpu_us=%.1f\n" \
-      "$1" "$ok" "$failed" "$errors" "$rate" "$p50ms" "$p99ms" "$maxms" "$cpu" >> "$RESULT_FILE"
-  fi
+  record "$(printf "phase=%s ok=%d non200=%d sockerr=%d rate=%.1f p50_ms=%.3f p99_ms=%.3f max_ms=%.3f cpu_us=%.1f" \
+    "$1" "$ok" "$failed" "$errors" "$rate" "$p50ms" "$p99ms" "$maxms" "$cpu")"
 }
 echo
 echo "users $USERS, $CONNECTIONS connections, ${SECONDS_PER_PHASE}s a phase, $(nproc) cores, $("$BIN" --version)"
@@ -173,7 +174,7 @@ for p in $PHASES; do
   printf "%-10s %12.0f %12.0f %18.1f %14.1f %18s\n" "$p" "$(get $p soundtrack_bins_created_total)" "$batches" \
     "$(echo "$(get $p soundtrack_writes_committed_total) / ($batches + 0.000001)" | bc -l)" "$busy" \
     "$([[ -n "$wrk_cpu" ]] && printf "%.0f" "$(echo "100 * $wrk_cpu / ($(get $p duration_us) / 1000000)" | bc -l)" || echo -)"
-  if [[ -n "${RESULT_FILE:-}" ]]; then printf "committer=%s busy_pct=%.1f\n" "$p" "$busy" >> "$RESULT_FILE"; fi
+  record "$(printf "committer=%s busy_pct=%.1f" "$p" "$busy")"
 done
 if (( RATE > 0 )); then
   echo
@@ -188,9 +189,9 @@ echo "feedback: acknowledged by the service $server_acked, received by wrk $acke
 echo "          in the database $stored; picks in the database $picks_stored"
 if [[ "$server_acked" == "$stored" && "$status" == 0 ]] && (( acked <= server_acked && server_acked - acked <= CONNECTIONS )); then
   echo "OK: the database holds exactly the acknowledged events"
-  if [[ -n "${RESULT_FILE:-}" ]]; then echo "check=ok" >> "$RESULT_FILE"; fi
+  record "check=ok"
 else
   echo "MISMATCH"
-  if [[ -n "${RESULT_FILE:-}" ]]; then echo "check=mismatch" >> "$RESULT_FILE"; fi
+  record "check=mismatch"
   exit 1
 fi
