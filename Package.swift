@@ -92,6 +92,7 @@ let package = Package(
             name: "SoundtrackApp",
             dependencies: [
                 "SoundtrackRules", "SoundtrackProviders", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                "SoundtrackEvaluation",
                 "CSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -2,8 +2,26 @@
 # Regenerates Sources/SoundtrackCatalog/BundledModels.swift from the model files in Models/,
 # so the executable carries them without a resource bundle. Run it after editing a model file;
 # BundledModelsTests fails while the two differ.
+#
+#   Models/generate-bundled-models.sh                  compiles the model files in
+#   Models/generate-bundled-models.sh --ranker DIR     first fits Models/ranker.v1.json again, as it ships:
+#       on the contextual ratings DIR/depaulmovie.csv and DIR/sts.csv (with DIR/sts-items.csv), the
+#       development sets of ../shared/data/cars, group-robust over the two, and the weights of the
+#       signals they do not inform (the sound of tracks) from a simulated population
+#       (simulate --users 200 --days 28 --seed 7); needs a release build (swift build -c release).
+#       See docs/evaluation.md, "Fitting the blend".
 set -eu
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--ranker" ]; then
+    data=${2:?usage: $0 --ranker DATA_DIR}
+    bin=.build/release/soundtrack
+    sim=$(mktemp -d)
+    trap 'rm -rf "$sim"' EXIT
+    "$bin" simulate --users 200 --days 28 --seed 7 --out "$sim" >/dev/null
+    "$bin" fit --ratings "$data/depaulmovie.csv" --ratings "$data/sts.csv,$data/sts-items.csv" --fill "$sim/events.jsonl" --seed 1 \
+        --source "soundtrack fit --ratings depaulmovie.csv --ratings sts.csv,sts-items.csv --fill events.jsonl --seed 1: the development sets of ../shared/data/cars, group-robust over the two; the sound's weight from simulate --users 200 --days 28 --seed 7 (Models/generate-bundled-models.sh --ranker; docs/evaluation.md, Fitting the blend)" \
+        -o Models/ranker.v1.json
+fi
 out=Sources/SoundtrackCatalog/BundledModels.swift
 {
     cat <<'HEAD'

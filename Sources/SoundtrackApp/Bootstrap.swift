@@ -73,8 +73,10 @@ public enum Bootstrap {
             }
             imported = (bundled.name, try bundled.importInto(store))
         }
+        // The blend the database learned from its own feedback, once it has one in use; else the models'.
+        let ranker = try store.blendInUse()?.model ?? models.ranker
         var engine = Recommender(
-            config: models.config, catalog: IndexCatalog(CatalogIndex(tracks: [])), priors: models.priors, seed: seed, ranker: models.ranker)
+            config: models.config, catalog: IndexCatalog(CatalogIndex(tracks: [])), priors: models.priors, seed: seed, ranker: ranker)
         if community {
             // The collaborative and popularity signals of the ranker: rebuilt from the feedback log,
             // then kept current by every event this process applies.

@@ -18,16 +18,25 @@ public struct RankerModel: Sendable, Equatable {
         "own_mean", "own_rated", "own_rep", "own_ctx", "knn", "knn_r", "cat", "pop", "pop_r", "ctxpop", "audio"
     ]
 
+    /// The signals whose weights a fitted blend keeps at 0 or above (by position in ``signals``):
+    /// the user's own evidence and the evidence of people with the same taste, which no fit may
+    /// read backwards (docs/scoring.md, "Learning the blend").
+    public static let nonNegativeSignals: [Int] = ["own_mean", "own_rated", "own_ctx", "knn", "knn_r"].map { signals.firstIndex(of: $0)! }
+
     /// One weight per signal, in ``signals`` order.
     public var weights: [Float]
     /// What the weights were fitted on (free text, for people).
     public var source: String
+    /// Which blend this is: 0 for the models' own (`Models/ranker.v1.json`, or `--models`), `n` for
+    /// version `n` of the blends a database learned (`soundtrack models history`). Picks name it.
+    public var version: Int
 
     /// A model from weights in ``signals`` order.
-    public init(weights: [Float], source: String = "") {
+    public init(weights: [Float], source: String = "", version: Int = 0) {
         precondition(weights.count == Self.signals.count, "one weight per signal")
         self.weights = weights
         self.source = source
+        self.version = version
     }
 
     /// The position of a signal by name.

@@ -51,6 +51,16 @@ public struct Community: Sendable, Equatable {
     public private(set) var maxRaters: Int32 = 0
     /// Changes with every recorded event: caches derived from the model compare it.
     public private(set) var version: UInt64 = 0
+    /// The ``topCapacity`` most liked tracks, most first (ties: the lower row), kept as likes are
+    /// recorded, so that ``mostLiked(_:)`` does not sort every track.
+    private var top: [Int] = []
+    /// How many of the most liked tracks are kept in order.
+    static let topCapacity = 64
+    /// Per context attribute, the ``contextTopCapacity`` tracks most liked in it, most first (ties:
+    /// the lower row), kept as likes are recorded (``contextMostLiked(_:limit:)``).
+    private var contextTop: [UInt64: [Int]] = [:]
+    /// How many of the most liked tracks of each attribute are kept in order.
+    static let contextTopCapacity = 32
 
     /// An empty model.
     public init() {}
@@ -82,24 +92,82 @@ public struct Community: Sendable, Equatable {
                 }
                 liked[user, default: []].append(row)
             }
-            for a in attributes { contextLikes[row, default: [:]][a, default: 0] += 1 }
+            for a in attributes {
+                contextLikes[row, default: [:]][a, default: 0] += 1
+                raiseInContextTop(row, attribute: a)
+            }
         }
         stats[row] = s
         maxLikes = max(maxLikes, s.likes)
         maxRaters = max(maxRaters, s.raters)
+        if like { raiseInTop(row) }
+    }
+
+    /// Moves a track whose likes grew to its place among the most liked.
+    private mutating func raiseInTop(_ row: Int) {
+        let stats = self.stats
+        Self.raise(row, in: &top, capacity: Self.topCapacity) { stats[$0]?.likes ?? 0 }
+    }
+
+    /// Moves a track whose likes in a context attribute grew to its place among that attribute's most liked.
+    private mutating func raiseInContextTop(_ row: Int, attribute: UInt64) {
+        let counts = contextLikes
+        Self.raise(row, in: &contextTop[attribute, default: []], capacity: Self.contextTopCapacity) { counts[$0]?[attribute] ?? 0 }
+    }
+
+    /// Moves `row`, whose count grew, to its place in `list` (the `capacity` rows of most `count`,
+    /// most first, ties by the lower row). Counts only grow, so a row outside the list can only
+    /// enter it by growing: the list stays exact.
+    private static func raise(_ row: Int, in list: inout [Int], capacity: Int, count: (Int) -> Int32) {
+        func before(_ a: Int, _ b: Int) -> Bool {
+            let ca = count(a), cb = count(b)
+            return ca != cb ? ca > cb : a < b
+        }
+        var i: Int
+        if let at = list.firstIndex(of: row) {
+            i = at
+        } else {
+            guard list.count < capacity || before(row, list[list.count - 1]) else { return }
+            if list.count == capacity { list.removeLast() }
+            list.append(row)
+            i = list.count - 1
+        }
+        while i > 0, before(list[i], list[i - 1]) {
+            list.swapAt(i, i - 1)
+            i -= 1
+        }
+    }
+
+    /// The tracks most liked in contexts sharing the attributes, most first by
+    /// ``contextLikes(of:attributes:)`` (ties: the lower row), at most `limit`, drawn from each
+    /// attribute's most liked (``contextTopCapacity`` of each): what a pick adds to its candidates
+    /// for the context, without reading every track.
+    public func contextMostLiked(_ attributes: [UInt64], limit: Int) -> [Int] {
+        guard limit > 0 else { return [] }
+        var rows: [Int] = []
+        for a in attributes { rows += contextTop[a] ?? [] }
+        rows.sort()
+        var scored: [(row: Int, likes: Float)] = []
+        var last = -1
+        for r in rows where r != last {
+            last = r
+            scored.append((r, contextLikes(of: r, attributes: attributes)))
+        }
+        scored.sort { ($0.likes, $1.row) > ($1.likes, $0.row) }
+        return scored.prefix(limit).map(\.row)
     }
 
     /// `Σ_{l ∈ profile} co(l, j) / √(n_l · n_j)` for every track `j` co-occurring with the profile
-    /// (cosine of the tracks' people vectors, the profile's own tracks left out): `liked` uses
+    /// (cosine of the tracks' people vectors; a track of the profile scores by the profile's other
+    /// tracks, so that the user's own tracks and new ones are on one scale): `liked` uses
     /// co-likes and distinct likers, else co-reactions and distinct raters.
     public func neighbourScores(of profile: [Int], liked useLikes: Bool) -> [Int: Float] {
         var out: [Int: Float] = [:]
-        let own = Set(profile)
         for l in profile {
             guard let row = (useLikes ? coLiked : coRated)[l] else { continue }
             let nl = Float(useLikes ? stats(of: l).likers : stats(of: l).raters)
             guard nl > 0 else { continue }
-            for (j, co) in row where !own.contains(j) {
+            for (j, co) in row {
                 let nj = Float(useLikes ? stats(of: j).likers : stats(of: j).raters)
                 guard nj > 0 else { continue }
                 out[j, default: 0] += Float(co) / (nl * nj).squareRoot()
@@ -130,7 +198,8 @@ public struct Community: Sendable, Equatable {
 
     /// The tracks with the most likes, most first (ties: the lower row), at most `k`.
     public func mostLiked(_ k: Int) -> [Int] {
-        stats.filter { $0.value.likes > 0 }.sorted { ($0.value.likes, $1.key) > ($1.value.likes, $0.key) }.prefix(k).map(\.key)
+        if k <= Self.topCapacity { return Array(top.prefix(k)) }
+        return stats.filter { $0.value.likes > 0 }.sorted { ($0.value.likes, $1.key) > ($1.value.likes, $0.key) }.prefix(k).map(\.key)
     }
 
     /// Equal when the counts are (the per-person pairing windows follow from the same events).

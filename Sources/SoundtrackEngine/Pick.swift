@@ -43,6 +43,9 @@ public struct Pick: Sendable, Equatable {
     /// The ranker's signals that put the track first, largest contribution `w_k f_k` first (at most
     /// three, positive only).
     public var signals: [Signal]
+    /// The version of the blend that ranked the tracks (``RankerModel/version``): 0 for the models'
+    /// own, `n` for the database's learned blend `n` (`soundtrack models history`).
+    public var blend: Int
 
     /// One signal's part in a track's score.
     public struct Signal: Sendable, Equatable {
@@ -60,7 +63,7 @@ public struct Pick: Sendable, Equatable {
     /// Creates a pick.
     public init(
         pickId: String, user: String, at: Timestamp, bin: BinSummary, track: TrackSummary, ranked: [TrackSummary],
-        alternatives: [Alternative], why: [Explanation], source: String, signals: [Signal] = []
+        alternatives: [Alternative], why: [Explanation], source: String, signals: [Signal] = [], blend: Int = 0
     ) {
         self.pickId = pickId
         self.user = user
@@ -72,6 +75,7 @@ public struct Pick: Sendable, Equatable {
         self.why = why
         self.source = source
         self.signals = signals
+        self.blend = blend
     }
 
     /// The pick as JSON (docs/formats.md): the tree form of what ``PickEncoder`` writes as bytes.
@@ -108,6 +112,7 @@ public struct Pick: Sendable, Equatable {
         pairs.append(("track_why", .array(signals.map {
             .object([("signal", .string($0.name)), ("contribution", .number(Self.round($0.contribution)))])
         })))
+        pairs.append(("blend", .number(Double(blend))))
         return .object(pairs)
     }
 

@@ -33,6 +33,15 @@ extension Recommender {
     ///   - state: the user's state, changed in place.
     /// - Throws: ``InputError`` when the event's context is missing or its track is unknown.
     public func feedback(_ event: FeedbackEvent, pick: PickRecord?, state: inout UserState) throws(InputError) -> FeedbackOutcome {
+        try apply(event, pick: pick, state: &state, teach: false).outcome
+    }
+
+    /// ``feedback(_:pick:state:)``, and when `teach` is set and the event is a like, the query it
+    /// teaches the blend (``blendExample(liked:x:binIndex:eventId:state:)``), made once the event's
+    /// bin is chosen and before the event changes the bin's songs, as a pick there would rank.
+    func apply(
+        _ event: FeedbackEvent, pick: PickRecord?, state: inout UserState, teach: Bool
+    ) throws(InputError) -> (outcome: FeedbackOutcome, example: BlendExample?) {
         precondition(event.user == state.user, "event of another user")
         let at = event.at.date
         guard catalog.track(id: event.track) != nil else {
@@ -62,6 +71,7 @@ extension Recommender {
             throw InputError(.noContext)
         }
 
+        let example = teach && event.isLike ? blendExample(liked: event.track, x: x, binIndex: binIndex, eventId: event.id, state: &state) : nil
         let number = state.bins[binIndex].number
         var outcome = FeedbackOutcome(bin: number, signal: event.signal, joinedBin: false, dislikeStreak: 0, switchedTo: nil, createdBin: created)
         if state.session.currentBin != number {
@@ -128,7 +138,7 @@ extension Recommender {
                 attributes: ContextAttributes.of(x, vocabulary: state.vocabulary))
         }
         outcome.dislikeStreak = state.session.dislikeStreak
-        return outcome
+        return (outcome, example)
     }
 
     /// Moves a bin's centroid toward a liked context and updates its spread and presence frequencies

@@ -77,7 +77,7 @@ extension Recommender {
             pickId: pickId, user: state.user, at: snapshot.at,
             bin: .init(id: bin.id, label: bin.label, score: score, created: created),
             track: summary, ranked: [summary], alternatives: alternatives,
-            why: explain(binIndex: binIdx, x: x, state: &state), source: "onboarding")
+            why: explain(binIndex: binIdx, x: x, state: &state), source: "onboarding", blend: ranker.version)
         let record = PickRecord(
             pickId: pickId, user: state.user, at: at, binNumber: bin.number, trackId: song, features: x, ranking: ranking)
         return (pick, record)

@@ -24,8 +24,9 @@ struct RankingCache: Sendable {
     /// the square root of the profile's size.
     var knn = RowTable<Float>()
     var knnRated = RowTable<Float>()
-    /// The collaborative neighbours, strongest first (candidates).
+    /// The collaborative neighbours, strongest first (candidates): by co-likes, and by co-reactions.
     var knnOrder: [Int] = []
+    var knnRatedOrder: [Int] = []
     /// The user's liked rows, best rated first (candidates).
     var likedOrder: [Int] = []
     /// Catalog rows that sound like each bin, by bin number (candidates), with the bin's
@@ -247,14 +248,15 @@ extension Recommender {
         if let community {
             let limit = config.candidates
             let (knn, knnRated, popular) = community.read { c in
-                (c.neighbourScores(of: cache.liked, liked: true), c.neighbourScores(of: cache.rated, liked: false), c.mostLiked(limit / 8))
+                (c.neighbourScores(of: cache.liked, liked: true), c.neighbourScores(of: cache.rated, liked: false), c.mostLiked(limit / 4))
             }
             let nl = Float(max(1, cache.liked.count)).squareRoot(), nr = Float(max(1, cache.rated.count)).squareRoot()
             cache.knn = RowTable(capacity: knn.count)
             for (row, v) in knn { cache.knn[row] = v / nl }
             cache.knnRated = RowTable(capacity: knnRated.count)
             for (row, v) in knnRated { cache.knnRated[row] = v / nr }
-            cache.knnOrder = knn.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(limit / 4).map(\.key)
+            cache.knnOrder = knn.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(limit).map(\.key)
+            cache.knnRatedOrder = knnRated.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(limit).map(\.key)
             cache.popular = popular
         }
         // Sound neighbours and profiles of bins stay valid while the bin is the same (those of bins
@@ -267,9 +269,13 @@ extension Recommender {
     }
 
     /// The tracks a pick ranks: the chosen bin's songs, the user's own liked tracks from any bin,
-    /// the strongest collaborative neighbours, the community's most liked tracks and catalog
-    /// tracks that sound like the bin — at most ``EngineConfig/candidates``, the recent picks left out.
-    public func candidateRows(binIndex: Int, state: inout UserState, index: CatalogIndex, rng: inout SeededGenerator) -> [Int] {
+    /// the strongest collaborative neighbours (by co-likes, then by co-reactions), the community's
+    /// most liked tracks, those most liked in contexts sharing the pick's `attributes`
+    /// (``ContextAttributes``) and catalog tracks that sound like the bin — at most
+    /// ``EngineConfig/candidates``, the recent picks left out.
+    public func candidateRows(
+        binIndex: Int, attributes: [UInt64], state: inout UserState, index: CatalogIndex, rng: inout SeededGenerator
+    ) -> [Int] {
         let limit = config.candidates
         var out: [Int] = []
         out.reserveCapacity(limit)
@@ -293,10 +299,20 @@ extension Recommender {
             guard out.count < own else { break }
             if r >= 0 { add(Int(r)) }
         }
-        for r in state.rankingCache.likedOrder.prefix(limit / 4) { add(r) }
-        for r in state.rankingCache.knnOrder { add(r) }
-        for r in state.rankingCache.popular { add(r) }
+        // Each source its share first; then, while there is room, the rest of the collaborative and
+        // popular lists (a user with few bin songs and likes still gets a full list to rank).
+        let cache = state.rankingCache
+        for r in cache.likedOrder.prefix(limit / 4) { add(r) }
+        for r in cache.knnOrder.prefix(limit / 4) { add(r) }
+        for r in cache.knnRatedOrder.prefix(limit / 8) { add(r) }
+        for r in cache.popular.prefix(limit / 8) { add(r) }
+        let contextual = attributes.isEmpty ? [] : community?.read { $0.contextMostLiked(attributes, limit: limit / 4) } ?? []
+        for r in contextual.prefix(limit / 8) { add(r) }
         for r in soundRows(binIndex: binIndex, state: &state, index: index) { add(r) }
+        for r in cache.knnOrder.dropFirst(limit / 4) { add(r) }
+        for r in cache.knnRatedOrder.dropFirst(limit / 8) { add(r) }
+        for r in cache.popular.dropFirst(limit / 8) { add(r) }
+        for r in contextual.dropFirst(limit / 8) { add(r) }
         return out
     }
 

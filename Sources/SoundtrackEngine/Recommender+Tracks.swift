@@ -28,7 +28,7 @@ extension Recommender {
     ) -> TrackChoice {
         let index = catalog.index()
         refreshRankingCache(&state, index: index)
-        let rows = candidateRows(binIndex: binIndex, state: &state, index: index, rng: &rng)
+        let rows = candidateRows(binIndex: binIndex, attributes: contextAttributes(x, state: state), state: &state, index: index, rng: &rng)
         // The bins' similarities to the context: as the bin choice saw them, but the chosen bin's
         // again, now that it has learned from the context (else all computed now).
         var similarities: [Float]
@@ -64,6 +64,12 @@ extension Recommender {
         let signals = Self.topSignals(top.signals, weights: ranker.weights, names: RankerModel.signals, count: 3)
         return TrackChoice(
             ranked: scored.order.prefix(count).map { index.tracks[rows[$0]].id }, pick: id, source: source, signals: signals)
+    }
+
+    /// The context's attributes (``ContextAttributes``) when there is a community to count them in, else none.
+    func contextAttributes(_ x: FeatureVector, state: UserState) -> [UInt64] {
+        guard let community, community.read({ $0.version }) > 0 else { return [] }
+        return ContextAttributes.of(x, vocabulary: state.vocabulary)
     }
 
     /// The signals that put a track first, for a pick's `track_why`: the `count` largest positive

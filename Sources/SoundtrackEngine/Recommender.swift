@@ -112,7 +112,8 @@ public struct Recommender: Sendable {
             pickId: pickId, user: state.user, at: snapshot.at,
             bin: .init(id: Bin.id(number), label: state.bins[binIdx].label, score: choice.score, created: choice.created),
             track: .init(id: chosenTrack, title: meta?.title ?? "", artist: meta?.artist ?? ""),
-            ranked: summaries, alternatives: alternatives, why: why, source: source, signals: tracks.signals)
+            ranked: summaries, alternatives: alternatives, why: why, source: source, signals: tracks.signals,
+            blend: ranker.version)
         let record = PickRecord(
             pickId: pickId, user: state.user, at: at, binNumber: number, trackId: chosenTrack,
             features: x, ranking: choice.ranking)

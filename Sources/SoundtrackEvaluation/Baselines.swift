@@ -154,7 +154,7 @@ public struct BaselineModel: Sendable {
                         for j in 0..<f { a[i * f + j] += c * Double(v[i] * v[j]) }
                     }
                 }
-                if let solved = PairwiseFit.choleskySolve(a, b, f) { x[key] = solved.map { Float($0) } }
+                if let solved = Cholesky.solve(a, b, f) { x[key] = solved.map { Float($0) } }
             }
         }
         for _ in 0..<sweeps {

@@ -53,6 +53,12 @@ public struct EvaluationReport: Sendable {
     }
     public var counts = Counts()
     public var engine = MetricSet()
+    /// The engine with the blend it learns from the training part, as `replay` learns one at its
+    /// end (docs/scoring.md, "Learning the blend"); in the splits where none was due or promoted,
+    /// the models' blend. `nil`: not measured (online).
+    public var engineLearned: MetricSet?
+    /// Splits where a blend was learned and promoted, of the splits.
+    public var blendsPromoted = (promoted: 0, splits: 0)
     /// The baselines in ``BaselineKind`` order.
     public var baselines: [(BaselineKind, MetricSet)] = []
 
@@ -113,6 +119,11 @@ public struct EvaluationReport: Sendable {
             ("metrics", metrics(engine)),
             ("baselines", .object(baselines.map { ($0.0.rawValue, metrics($0.1)) })),
         ]
+        if let engineLearned {
+            pairs.append(("metrics_learned_blend", metrics(engineLearned)))
+            pairs.append(
+                ("blends_promoted", .object([("promoted", .number(Double(blendsPromoted.promoted))), ("splits", .number(Double(blendsPromoted.splits)))])))
+        }
         var imp: [(String, JSONValue)] = []
         for metric in ["ndcg_at_k", "like_rate"] {
             let rows = improvements().filter { $0.metric == metric }
@@ -142,10 +153,10 @@ public struct EvaluationReport: Sendable {
         lines.append("soundtrack eval — protocol \(proto), seed \(seed), k = \(k)")
         lines.append("users \(counts.users) · events \(counts.events) · train \(counts.trainEvents) · test \(counts.testEvents) · queries \(counts.queries) · test sessions \(counts.sessions) · bins \(String(format: "%.1f", counts.bins)) (\(String(format: "%.1f", counts.users > 0 ? counts.bins / Double(counts.users) : 0)) per user)")
         lines.append("")
-        let names = ["engine"] + baselines.map(\.0.rawValue)
+        let names = ["engine"] + (engineLearned == nil ? [] : ["engine_learned"]) + baselines.map(\.0.rawValue)
         lines.append(pad("metric", 26) + names.map { lpad($0, 16) }.joined())
         for (i, row) in engine.rows(k: k).enumerated() {
-            let values = [row.2] + baselines.map { $0.1.rows(k: k)[i].2 }
+            let values = [row.2] + (engineLearned.map { [$0.rows(k: k)[i].2] } ?? []) + baselines.map { $0.1.rows(k: k)[i].2 }
             if values.allSatisfy({ $0 == nil }) { continue }
             lines.append(pad(row.1, 26) + values.map { lpad(f($0), 16) }.joined())
         }

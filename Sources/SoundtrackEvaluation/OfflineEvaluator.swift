@@ -6,8 +6,10 @@ import SoundtrackEngine
 /// `soundtrack eval` on a labelled log: split, train by replay, rank for every test event, score.
 ///
 /// For each split, every user starts from a fresh in-memory ``UserState``; the training events are
-/// replayed in log order through ``Recommender/feedback(_:pick:state:)`` (no picks: each event's
-/// embedded snapshot is its context), and the baselines count them. Then, for each test event, the
+/// replayed in log order through ``Recommender/feedback(_:pick:state:position:)`` (no picks: each
+/// event's embedded snapshot is its context; the liked ones teach the blend its queries), and the
+/// baselines count them. The engine is measured with the models' blend and with the blend it
+/// learns from the training part as `replay` would (``EvaluationReport/engineLearned``). Then, for each test event, the
 /// engine picks `k` tracks for the event's snapshot on a copy of the user's state, so test events
 /// never change what the engine knows; the baselines rank from their counts.
 ///
@@ -72,6 +74,8 @@ public struct OfflineEvaluator: Sendable {
         report.counts.events = log.entries.count
         let index = engine.catalog.index()
         var engineAcc = Accumulator()
+        var learnedAcc = Accumulator()
+        var promoted = 0
         var baseAcc = [Accumulator](repeating: Accumulator(), count: BaselineKind.allCases.count)
         let splits = Splitter.splits(log, protocol: p, folds: folds, seed: seed)
         var binsTotal = 0.0
@@ -82,11 +86,13 @@ public struct OfflineEvaluator: Sendable {
             let engine = self.engine.with(community: SharedCommunity())
             var states: [String: UserState] = [:]
             var base = BaselineModel(catalog: index, seed: seed)
-            for i in split.train {
+            var examples: [BlendExample] = []
+            for (position, i) in split.train.enumerated() {
                 let entry = log.entries[i]
                 let e = entry.event
                 do {
-                    _ = try engine.feedback(e, pick: nil, state: &states[e.user, default: engine.newUser(e.user)])
+                    let taught = try engine.feedback(e, pick: nil, state: &states[e.user, default: engine.newUser(e.user)], position: Int64(position + 1))
+                    if let example = taught.example { examples.append(example) }
                 } catch {
                     throw error.at(line: entry.line)
                 }
@@ -94,6 +100,9 @@ public struct OfflineEvaluator: Sendable {
             }
             base.refresh()
             for user in states.keys { engine.prepare(&states[user]!) }
+            // The blend the deployment would learn from the training part, as replay does at its end.
+            let learned = learnedEngine(engine, examples: examples)
+            if learned.promoted { promoted += 1 }
             binsTotal += Double(states.values.reduce(0) { $0 + $1.bins.count })
 
             // Test, session by session.
@@ -101,11 +110,15 @@ public struct OfflineEvaluator: Sendable {
                 report.counts.sessions += 1
                 let liked = Set(session.filter { log.entries[$0].event.isLike }.map { log.entries[$0].event.track })
                 var engineAnswers: [Answer] = []
+                var learnedAnswers: [Answer] = []
                 var baseAnswers = [[Answer]](repeating: [], count: BaselineKind.allCases.count)
                 for i in session {
                     let entry = log.entries[i]
                     let e = entry.event
-                    engineAnswers.append(engineAnswer(e, query: i, engine: engine, state: states[e.user] ?? engine.newUser(e.user)))
+                    let answer = engineAnswer(e, query: i, engine: engine, state: states[e.user] ?? engine.newUser(e.user))
+                    engineAnswers.append(answer)
+                    learnedAnswers.append(
+                        learned.promoted ? engineAnswer(e, query: i, engine: learned.engine, state: states[e.user] ?? engine.newUser(e.user)) : answer)
                     let context = BaselineModel.attributes(of: e.snapshot!)
                     for (b, kind) in BaselineKind.allCases.enumerated() {
                         let salt = UInt64(i)
@@ -115,14 +128,27 @@ public struct OfflineEvaluator: Sendable {
                     }
                 }
                 score(session, answers: engineAnswers, liked: liked, log: log, into: &engineAcc)
+                score(session, answers: learnedAnswers, liked: liked, log: log, into: &learnedAcc)
                 for b in baseAcc.indices { score(session, answers: baseAnswers[b], liked: liked, log: log, into: &baseAcc[b]) }
             }
         }
         report.counts.queries = engineAcc.queries
         report.counts.bins = splits.isEmpty ? 0 : binsTotal / Double(splits.count)
         report.engine = engineAcc.metrics(bins: true)
+        report.engineLearned = learnedAcc.metrics(bins: true)
+        report.blendsPromoted = (promoted, splits.count)
         report.baselines = BaselineKind.allCases.enumerated().map { ($1, baseAcc[$0].metrics(bins: false)) }
         return report
+    }
+
+    /// The engine with the blend it learns from `examples` (the training part's queries), as
+    /// `replay` learns one at its end: when 500 or more came, fitted on the newest 2,000 and
+    /// promoted only if it beats the engine's on the newest fifth.
+    func learnedEngine(_ engine: Recommender, examples: [BlendExample]) -> (engine: Recommender, promoted: Bool) {
+        guard examples.count >= BlendLearner.every else { return (engine, false) }
+        let decision = BlendLearner().learn(Array(examples.suffix(BlendLearner.keep)), current: engine.ranker)
+        guard decision.promoted, let model = decision.candidate else { return (engine, false) }
+        return (engine.with(ranker: model), true)
     }
 
     /// The engine's answer to a test event, on a copy of the user's state (read-only).

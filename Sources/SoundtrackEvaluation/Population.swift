@@ -62,7 +62,33 @@ public struct Population: Sendable {
         var counts: [String: Int] = [:]
         for t in catalog.tracks { for g in t.genres { counts[g, default: 0] += 1 } }
         let top = counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(30).map(\.key)
-        self.users = (0..<users).map { SimulatedUser.generate(index: $0, seed: seed, catalog: catalog, topGenres: top) }
+        let scenes = Self.scenes(seed: seed, catalog: catalog)
+        self.users = (0..<users).map { SimulatedUser.generate(index: $0, seed: seed, catalog: catalog, topGenres: top, scenes: scenes) }
+    }
+
+    /// The share of the listening slots of ``feedbackLog()`` that play from the charts (``charts``)
+    /// instead of the person's library.
+    public static let chartShare = 0.25
+    /// The catalog's 300 most popular tracks (ties: the lower row), by row.
+    public var charts: [Int] {
+        Array(catalog.tracks.indices.sorted { (catalog.tracks[$0].popularity ?? 0, $1) > (catalog.tracks[$1].popularity ?? 0, $0) }.prefix(300))
+    }
+
+    /// How many scenes the population has, and how many tracks each scene's people like.
+    public static let sceneCount = 8
+    public static let sceneSize = 120
+
+    /// The scenes: groups of people who like the same tracks (``SimulatedUser/sceneFavourites``),
+    /// each ``sceneSize`` tracks drawn from the catalog's tracks of popularity 30 or more (all
+    /// tracks if fewer than that), seeded.
+    static func scenes(seed: UInt64, catalog: CatalogIndex) -> [Set<String>] {
+        let known = catalog.tracks.indices.filter { (catalog.tracks[$0].popularity ?? 0) >= 30 }
+        let pool = known.count >= sceneSize ? known : Array(catalog.tracks.indices)
+        guard !pool.isEmpty else { return [] }
+        var rng = SeededGenerator(seed: seed, user: "sim-scenes", counter: 0)
+        return (0..<sceneCount).map { _ in
+            Set((0..<sceneSize).map { _ in catalog.tracks[pool[Int(rng.next() % UInt64(pool.count))]].id })
+        }
     }
 
     // MARK: - Timeline
@@ -277,26 +303,34 @@ public struct Population: Sendable {
     }
 
     /// The log of the population listening on its own: in each slot the person plays a track of
-    /// their library, chosen with probability ∝ exp(8 · utility in the slot's context), and answers
+    /// their library (or, in ``chartShare`` of the slots, of the ``charts``), chosen with
+    /// probability ∝ exp(8 · utility in the slot's context)
+    /// (``SimulatedUser/utility(_:in:)``: sound, popularity, favourites and scene), and answers
     /// it by their hidden taste. Events are in time order (ties by user), each with its snapshot;
     /// `truth` holds the ground-truth context of each event, in the same order.
     public func feedbackLog() -> (events: [FeedbackEvent], truth: [GroundTruth]) {
         var all: [(Date, Int, Int, FeedbackEvent, GroundTruth)] = []
+        let charts = self.charts
         for ui in users.indices {
             let u = users[ui]
-            let features = u.library.map { Taste.features(of: catalog.tracks[$0]) }
-            var cumulative: [ContextLabel: [Double]] = [:]
+            // What the person plays from: their library, or (a share ``chartShare`` of the slots) the
+            // catalog's most popular tracks, as the radio and the charts bring them.
+            let sources = [u.library, charts]
+            var cumulative: [ContextLabel: [[Double]]] = [:]
             for c in u.contexts {
-                let taste = u.tastes[c]!
-                var acc = 0.0
-                cumulative[c] = u.library.indices.map { i in
-                    acc += exp(8 * taste.utility(features: features[i], genres: catalog.tracks[u.library[i]].genres))
-                    return acc
+                cumulative[c] = sources.map { rows in
+                    var acc = 0.0
+                    return rows.map { row in
+                        acc += exp(8 * (u.utility(catalog.tracks[row], in: c) ?? 0))
+                        return acc
+                    }
                 }
             }
             var rng = SeededGenerator(seed: seed ^ 0x706c_6179, user: u.id, counter: 0)
+            var chartsRng = SeededGenerator(seed: seed ^ 0x6368_6172, user: u.id, counter: 0)
             for slot in slots(user: ui) {
-                guard let cum = cumulative[slot.context], let total = cum.last, total > 0 else { continue }
+                let source = !charts.isEmpty && chartsRng.unit() < Self.chartShare ? 1 : 0
+                guard let cum = cumulative[slot.context]?[source], let total = cum.last, total > 0 else { continue }
                 let x = rng.unit() * total
                 var lo = 0, hi = cum.count - 1
                 while lo < hi {
@@ -304,7 +338,7 @@ public struct Population: Sendable {
                     if cum[mid] > x { hi = mid } else { lo = mid + 1 }
                 }
                 let id = eventId(slot)
-                let event = answer(slot: slot, track: u.library[lo], eventId: id)
+                let event = answer(slot: slot, track: sources[source][lo], eventId: id)
                 let truth = GroundTruth(event: id, user: u.id, at: slot.snapshot.at, day: slot.day, episode: slot.episode, context: slot.context)
                 all.append((event.at.date, ui, slot.number, event, truth))
             }

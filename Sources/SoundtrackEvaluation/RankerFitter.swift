@@ -3,32 +3,45 @@ import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
 
-/// `soundtrack fit`: fits the blend of the track ranker (`Models/ranker.v1.json`) on a labelled
-/// feedback log, seeded, by the protocol of `soundtrack eval` (docs/evaluation.md, "Fitting the
-/// blend").
+/// `soundtrack fit`: fits the blend of the track ranker that ships (`Models/ranker.v1.json`) on
+/// one or more logs, the way a deployment learns it from its own (docs/evaluation.md, "Fitting the
+/// blend"): the engine learns each log in order into fresh states and a fresh community, every
+/// liked event first teaching the query it makes (``Recommender/feedback(_:pick:state:position:)``,
+/// ``BlendExample``), and ``BlendFit/fitRobust(sources:k:rounds:rate:)`` fits one blend on the
+/// queries of all the logs, the logs' shares moved towards those it serves worst, with the user's
+/// own and their neighbours' evidence kept non-negative.
 ///
-/// The log is split as `eval` splits it (`protocol`, `folds`, `seed`). For every split the engine
-/// learns the training events into fresh states and a fresh community; every liked test event is a
-/// query: its candidates are what the engine would rank for the event's snapshot
-/// (``Recommender/pick(_:state:top:pickId:)``'s candidates) plus the tracks the user liked in the
-/// event's test session, which are the relevant ones; each candidate's signals come from
-/// ``Recommender/rankTracks(_:binIndex:similarities:state:rows:)`` on a copy of the user's state.
-/// ``PairwiseFit`` then fits the weights, the splits being its groups for choosing the L2 strength
-/// (with one split, the chronological protocol, its queries are dealt by person into 5 groups).
-/// At most `maxQueries` queries a split are used (every n-th, deterministic).
+/// ```swift
+/// let fitter = RankerFitter(engine: engine)
+/// let result = try fitter.fit([.init(name: "sim", catalog: index, events: events)], source: "…")
+/// ```
 public struct RankerFitter: Sendable {
-    /// The engine whose signals are blended.
+    /// The engine whose signals are blended (its catalog is replaced by each log's).
     public let engine: Recommender
     /// The cut-off of the NDCG that chooses the L2 strength.
     public let k: Int
-    /// Queries used per split at most.
-    public let maxQueries: Int
 
     /// Creates a fitter.
-    public init(engine: Recommender, k: Int = 10, maxQueries: Int = 3000) {
+    public init(engine: Recommender, k: Int = 10) {
         self.engine = engine
         self.k = k
-        self.maxQueries = maxQueries
+    }
+
+    /// One log to learn: its events in the order a replay applies them, over its catalog.
+    public struct Source: Sendable {
+        /// How the result names it.
+        public var name: String
+        /// The catalog the events' tracks are in.
+        public var catalog: CatalogIndex
+        /// The events, in log order.
+        public var events: [FeedbackEvent]
+
+        /// Creates a source.
+        public init(name: String, catalog: CatalogIndex, events: [FeedbackEvent]) {
+            self.name = name
+            self.catalog = catalog
+            self.events = events
+        }
     }
 
     /// What a fit found.
@@ -37,86 +50,64 @@ public struct RankerFitter: Sendable {
         public var model: RankerModel
         /// The L2 strength chosen.
         public var lambda: Double
-        /// Queries used (all splits).
-        public var queries: Int
-        /// NDCG@k of the fitted weights and of the starting model's on the same queries (in-sample).
-        public var ndcg: (fitted: Double, start: Double)
+        /// The signals whose weights came from the fill log.
+        public var filled: [String]
+        /// Per source: its name, its queries, the in-sample NDCG@k of the fitted weights, of the
+        /// starting model's and of a blend fitted on it alone, and its share in the last fit.
+        public var sources: [(name: String, queries: Int, fitted: Double, start: Double, alone: Double, share: Double)]
     }
 
-    /// Fits the blend on a log.
-    /// - Throws: ``InputError`` from the engine for an event it cannot apply (with its line).
-    public func fit(_ log: LabelledLog, protocol p: SplitProtocol, folds: Int, seed: UInt64, source: String) throws(InputError) -> Result {
-        let index = engine.catalog.index()
-        var groups: [[PairwiseFit.Query]] = []
-        for split in Splitter.splits(log, protocol: p, folds: folds, seed: seed) {
-            let engine = self.engine.with(community: SharedCommunity())
-            var states: [String: UserState] = [:]
-            for i in split.train {
-                let e = log.entries[i].event
-                do {
-                    _ = try engine.feedback(e, pick: nil, state: &states[e.user, default: engine.newUser(e.user)])
-                } catch {
-                    throw error.at(line: log.entries[i].line)
-                }
+    /// The queries a log teaches, in log order.
+    /// - Throws: ``InputError`` from the engine for an event it cannot apply (with its line, the
+    ///   event's place in the log).
+    public func examples(_ source: Source) throws(InputError) -> [BlendExample] {
+        let engine = self.engine.with(catalog: IndexCatalog(source.catalog)).with(community: SharedCommunity())
+        var states: [String: UserState] = [:]
+        var out: [BlendExample] = []
+        for (i, event) in source.events.enumerated() {
+            var state = states.removeValue(forKey: event.user) ?? engine.newUser(event.user)
+            do {
+                if let example = try engine.feedback(event, pick: nil, state: &state, position: Int64(i + 1)).example { out.append(example) }
+            } catch {
+                throw error.at(line: i + 1)
             }
-            for user in states.keys { engine.prepare(&states[user]!) }
-            // Liked tracks per test session of each user (sessions as eval groups them).
-            let test = split.test
-            var likedBySession: [Int: Set<Int>] = [:]
-            var sessionOf: [Int: Int] = [:]
-            var lastAt: [String: (Date, Int)] = [:]
-            var sessionCount = 0
-            for i in test {
-                let e = log.entries[i].event
-                let session: Int
-                if let (t, s) = lastAt[e.user], e.at.date.timeIntervalSince(t) <= engine.config.sessionTimeout {
-                    session = s
-                } else {
-                    session = sessionCount
-                    sessionCount += 1
-                }
-                lastAt[e.user] = (e.at.date, session)
-                sessionOf[i] = session
-                if e.isLike, let row = index.row(of: e.track) { likedBySession[session, default: []].insert(row) }
-            }
-            let liked = test.filter { log.entries[$0].event.isLike }
-            let stride = max(1, liked.count / max(1, maxQueries))
-            var queries: [PairwiseFit.Query] = []
-            for (n, i) in liked.enumerated() where n % stride == 0 {
-                let e = log.entries[i].event
-                guard let relevant = likedBySession[sessionOf[i]!], let snapshot = e.snapshot else { continue }
-                var state = states[e.user] ?? engine.newUser(e.user)
-                state.pickCounter = Int64(i)
-                let (_, record) = engine.pick(snapshot, state: &state, top: 1)
-                guard let bin = state.binIndex(number: record.binNumber) else { continue }
-                var rng = SeededGenerator(seed: seed, user: e.user, counter: Int64(i))
-                var rows = engine.candidateRows(binIndex: bin, state: &state, index: index, rng: &rng)
-                let have = Set(rows)
-                rows += relevant.filter { !have.contains($0) }.sorted()
-                let similarities = engine.binSimilarities(record.features, state: &state)
-                let ranked = engine.rankTracks(record.features, binIndex: bin, similarities: similarities, state: &state, rows: rows)
-                queries.append(
-                    PairwiseFit.Query(
-                        user: e.user, features: ranked.map(\.signals), relevant: ranked.map { relevant.contains($0.row) }))
-            }
-            groups.append(queries)
+            state.changes = UserState.Changes()
+            states[event.user] = state
         }
-        if groups.count == 1, groups[0].count >= 10 {
-            // One split (the chronological protocol): its queries are dealt by person into 5 groups
-            // (a seeded shuffle of the people), so that λ is still chosen by cross-validation.
-            var people = Array(Set(groups[0].map(\.user))).sorted()
-            var rng = SeededGenerator(seed: seed, user: "fit-groups", counter: 0)
-            people.shuffle(using: &rng)
-            let groupOf = Dictionary(uniqueKeysWithValues: people.enumerated().map { ($1, $0 % 5) })
-            var dealt = [[PairwiseFit.Query]](repeating: [], count: min(5, people.count))
-            for q in groups[0] { dealt[groupOf[q.user]!].append(q) }
-            groups = dealt.filter { !$0.isEmpty }
+        return out
+    }
+
+    /// Fits one blend on the queries of every source.
+    /// - Throws: ``InputError`` for an event the engine cannot apply; ``FitError`` when no source
+    ///   taught a query.
+    /// - Parameter fill: a log whose queries give only the weights of the signals that `sources`
+    ///   do not inform (``BlendFit/uninformed(_:)``; ``BlendFit/fill(_:signals:from:lambda:)``).
+    public func fit(_ sources: [Source], fill: Source? = nil, source: String) throws -> Result {
+        let examples = try sources.map { s throws(InputError) in try self.examples(s) }
+        guard let robust = BlendFit.fitRobust(sources: examples, k: k) else { throw FitError.noQueries }
+        var weights = robust.result.weights
+        var filled: [Int] = []
+        if let fill {
+            filled = BlendFit.uninformed(examples)
+            weights = BlendFit.fill(weights, signals: filled, from: try self.examples(fill), lambda: robust.result.lambda)
         }
-        let (w, lambda) = PairwiseFit.fit(groups: groups, k: k)
-        let all = groups.flatMap { $0 }
-        let fitted = w.count == RankerModel.signals.count ? w : engine.ranker.weights
+        let start = engine.ranker.weights
         return Result(
-            model: RankerModel(weights: fitted, source: source), lambda: lambda, queries: all.count,
-            ndcg: (PairwiseFit.ndcg(all, fitted.map(Double.init), k: k), PairwiseFit.ndcg(all, engine.ranker.weights.map(Double.init), k: k)))
+            model: RankerModel(weights: weights, source: source), lambda: robust.result.lambda, filled: filled.map { RankerModel.signals[$0] },
+            sources: sources.indices.map { i in
+                (sources[i].name, examples[i].count, robust.ndcg[i], BlendFit.ndcg(examples[i], start, k: k), robust.alone[i], robust.shares[i])
+            })
+    }
+}
+
+/// Why `soundtrack fit` could not fit a blend.
+public enum FitError: Error, CustomStringConvertible, Sendable {
+    /// No liked event taught a query (no like, or nothing to rank it against).
+    case noQueries
+
+    public var description: String {
+        switch self {
+        case .noQueries: "no liked event taught a query: the logs need likes (or ratings of 4 and 5) with other tracks to rank them against"
+        }
     }
 }

@@ -173,7 +173,7 @@ struct ALSBaseline: RatingsBaseline {
                         for j in 0..<f { a[i * f + j] += conf * v[i] * v[j] }
                     }
                 }
-                x[row] = PairwiseFit.choleskySolve(a, b, f) ?? x[row]
+                x[row] = Cholesky.solve(a, b, f) ?? x[row]
             }
         }
         for _ in 0..<iterations {

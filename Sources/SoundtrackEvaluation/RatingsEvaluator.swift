@@ -15,35 +15,30 @@ import SoundtrackEngine
 /// same context; the first `k` of each ranking are scored (precision, recall, NDCG, MAP, as in
 /// ``Metrics``), averaged over a user's pairs, then over users.
 ///
-/// The engine learns the training ratings as `rate` feedback events whose snapshots come from the
-/// rows' contexts (``RatingsContext``), in file order, into fresh per-user states and a fresh
-/// ``Community``; a test pair is asked as a snapshot of its context, and the engine ranks the
-/// candidates (``Recommender/rankTracks(_:binIndex:similarities:state:rows:)``) on a copy of the
-/// user's state. With `fit` (the default) the blend's weights are fitted on the training part alone:
-/// its rows are dealt into 5 inner folds, the engine learns four and is asked the fifth's pairs, and
-/// ``PairwiseFit`` fits the weights on those queries.
+/// The engine meets each fold as a deployment would (``RatingsFold``): the items as its catalog,
+/// the training ratings as a log of `rate` events whose snapshots carry the rows' contexts as tags
+/// (``RatingsContext``), and one read-only pick of ``top`` tracks for each test pair's context.
+/// A ``RatingsEngineRun`` does that, in memory (``InProcessRatingsRun``) or through a database and
+/// the commands a user runs (`--through-store`); either gives two rankings per pair: with the
+/// models' blend, as a fresh deployment ranks, and with the blend the deployment learns from the
+/// training log itself (``BlendLearner``, as `replay` does at its end). The engine's list is the
+/// pick's, less the items outside the candidates; nothing is fitted on the test part.
 public struct RatingsEvaluator: Sendable {
-    /// The engine: its configuration, priors and (unless fitting) ranker.
-    public let engine: Recommender
     /// Folds of the cross-validation.
     public let folds: Int
     /// Seed of the folds and of the seeded baselines.
     public let seed: UInt64
     /// The length of the scored lists.
     public let k: Int
-    /// Whether the blend is fitted per fold on the training part (else the engine's ranker is used).
-    public let fit: Bool
 
     /// Creates an evaluator.
-    public init(engine: Recommender, folds: Int = 5, seed: UInt64 = 1, k: Int = 10, fit: Bool = true) {
-        self.engine = engine
+    public init(folds: Int = 5, seed: UInt64 = 1, k: Int = 10) {
         self.folds = folds
         self.seed = seed
         self.k = k
-        self.fit = fit
     }
 
-    /// The data set coded: items in order of first appearance (their catalog rows), users, context tuples.
+    /// The data set coded: items in order of first appearance, users, context tuples.
     struct Coded {
         var data: ContextualRatings
         var items: [String]
@@ -51,7 +46,7 @@ public struct RatingsEvaluator: Sendable {
         var users: [String]
         var userCode: [String: Int]
         var contextCode: [Int]
-        var catalog: CatalogIndex
+        var tracks: [Track]
         var mapping: RatingsContext
     }
 
@@ -67,10 +62,10 @@ public struct RatingsEvaluator: Sendable {
             if contexts[key] == nil { contexts[key] = contexts.count }
             contextCode.append(contexts[key]!)
         }
-        let tracks = items.map { Track(id: $0, title: $0, artist: "", genres: itemCategories[$0] ?? []) }
+        let tracks = items.map { Track(id: $0, title: $0, artist: "unknown", genres: itemCategories[$0] ?? []) }
         return Coded(
             data: data, items: items, itemCode: itemCode, users: users, userCode: userCode, contextCode: contextCode,
-            catalog: CatalogIndex(tracks: tracks), mapping: RatingsContext(columns: data.columns))
+            tracks: tracks, mapping: RatingsContext(columns: data.columns))
     }
 
     /// A test (user, context) pair of a fold.
@@ -113,78 +108,43 @@ public struct RatingsEvaluator: Sendable {
         }
     }
 
-    /// The engine after learning `rows` of the data set: per-user states and the community.
-    func learn(_ c: Coded, rows: [Int], ranker: RankerModel) throws(InputError) -> (Recommender, [Int: UserState]) {
-        let engine = self.engine.with(catalog: IndexCatalog(c.catalog)).with(community: SharedCommunity()).with(ranker: ranker)
-        var states: [Int: UserState] = [:]
-        for r in rows {
+    /// What the engine meets in one fold: the catalog, the training log and a snapshot a test pair.
+    func fold(_ c: Coded, train: [Int], pairs: [TestPair]) -> RatingsFold {
+        var ordinal: [String: Int] = [:]
+        var events: [FeedbackEvent] = []
+        events.reserveCapacity(train.count)
+        for r in train {
             let row = c.data.rows[r]
-            let u = c.userCode[row.user]!
-            let snapshot = c.mapping.snapshot(row.context, user: row.user, ordinal: r)
-            let event = FeedbackEvent(
-                id: "r\(row.line)", user: row.user, at: snapshot.at, track: row.item, signal: .rate,
-                rating: Int(row.rating.rounded()), snapshot: snapshot)
-            do {
-                _ = try engine.feedback(event, pick: nil, state: &states[u, default: engine.newUser(row.user)])
-            } catch {
-                throw error.at(line: row.line)
-            }
-            states[u]!.changes = UserState.Changes()
+            let n = ordinal[row.user, default: 0]
+            ordinal[row.user] = n + 1
+            let snapshot = c.mapping.snapshot(row.context, user: row.user, ordinal: n)
+            events.append(
+                FeedbackEvent(
+                    id: "r\(row.line)", user: row.user, at: snapshot.at, track: row.item, signal: .rate,
+                    rating: min(5, max(1, Int(row.rating.rounded()))), snapshot: snapshot))
         }
-        return (engine, states)
-    }
-
-    /// The engine's signals for every candidate of a pair (on a copy of the user's state).
-    func signals(_ c: Coded, engine: Recommender, states: [Int: UserState], pair: TestPair, candidates: [Int]) -> [Int: [Float]] {
-        let row = c.data.rows[pair.row]
-        var state = states[pair.user] ?? engine.newUser(row.user)
-        let snapshot = c.mapping.snapshot(row.context, user: row.user, ordinal: pair.row)
-        let x = engine.features(of: snapshot, state: &state)
-        let similarities = engine.binSimilarities(x, state: &state)
-        let best = similarities.indices.max { (similarities[$0], $1) < (similarities[$1], $0) }
-        let ranked = engine.rankTracks(x, binIndex: best, similarities: similarities, state: &state, rows: candidates)
-        var out: [Int: [Float]] = [:]
-        for t in ranked { out[t.row] = t.signals }
-        return out
-    }
-
-    /// Fits the blend on a training part by inner cross-validation.
-    func fitBlend(_ c: Coded, train: [Int]) throws(InputError) -> RankerModel {
-        let inner = 5
-        var order = train
-        var rng = SeededGenerator(seed: seed, user: "ratings-inner", counter: Int64(train.count))
-        order.shuffle(using: &rng)
-        var parts = [[Int]](repeating: [], count: inner)
-        for (p, r) in order.enumerated() { parts[p % inner].append(r) }
-        var groups: [[PairwiseFit.Query]] = []
-        for p in 0..<inner {
-            let held = parts[p].sorted()
-            let rest = parts.indices.filter { $0 != p }.flatMap { parts[$0] }.sorted()
-            let (engine, states) = try learn(c, rows: rest, ranker: self.engine.ranker)
-            let candidates = Array(Set(rest.map { c.itemCode[c.data.rows[$0].item]! })).sorted()
-            var queries: [PairwiseFit.Query] = []
-            for pair in pairs(c, train: rest, test: held) {
-                let allowed = candidates.filter { !pair.excluded.contains($0) }
-                let s = signals(c, engine: engine, states: states, pair: pair, candidates: allowed)
-                queries.append(
-                    PairwiseFit.Query(
-                        user: c.users[pair.user], features: allowed.map { s[$0]! }, relevant: allowed.map { pair.relevant.contains($0) }))
-            }
-            groups.append(queries)
+        let queries = pairs.map { pair in
+            let row = c.data.rows[pair.row]
+            return c.mapping.snapshot(row.context, user: row.user, ordinal: ordinal[row.user, default: 0])
         }
-        let (w, lambda) = PairwiseFit.fit(groups: groups, k: k)
-        guard w.count == RankerModel.signals.count else { return engine.ranker }
-        return RankerModel(weights: w, source: "fitted on the training part, inner 5-fold, λ \(lambda)")
+        return RatingsFold(tracks: c.tracks, events: events, queries: queries, users: c.users)
     }
 
-    /// Runs the protocol for the engine and every baseline.
-    /// - Parameter itemCategories: each item's categories (genres), if the data set has them.
-    /// - Throws: ``InputError`` from the engine for a row it cannot learn (with its line).
-    public func evaluate(_ data: ContextualRatings, itemCategories: [String: [String]] = [:]) throws(InputError) -> RatingsReport {
+    /// The whole data set as one log (every row, in file order), with its catalog: what
+    /// `soundtrack fit --ratings` learns.
+    public func log(_ data: ContextualRatings, itemCategories: [String: [String]] = [:]) -> RatingsFold {
         let c = code(data, itemCategories: itemCategories)
-        let methods = ["engine"] + RatingsReport.baselineNames
+        return fold(c, train: Array(data.rows.indices), pairs: [])
+    }
+
+    /// Runs the protocol for the engine (through `run`) and every baseline.
+    /// - Parameter itemCategories: each item's categories (genres), if the data set has them.
+    /// - Throws: what `run` throws (an ``InputError`` with the line of a row the engine cannot learn).
+    public func evaluate(_ data: ContextualRatings, itemCategories: [String: [String]] = [:], run: any RatingsEngineRun) throws -> RatingsReport {
+        let c = code(data, itemCategories: itemCategories)
         var perUser = [String: [Int: [Double]]]()  // method → user → summed metrics (4) + count
-        var fitted: [RankerModel] = []
+        var decisions: [BlendLearner.Decision?] = []
+        var coverage = (found: 0, relevant: 0)
         for testRows in foldRows(data.rows.count) {
             let testSet = Set(testRows)
             let train = (0..<data.rows.count).filter { !testSet.contains($0) }
@@ -193,22 +153,28 @@ public struct RatingsEvaluator: Sendable {
                 rows: train.map { r in
                     (c.userCode[data.rows[r].user]!, c.itemCode[data.rows[r].item]!, data.rows[r].rating, c.contextCode[r])
                 })
-            let ranker = fit ? try fitBlend(c, train: train) : engine.ranker
-            fitted.append(ranker)
-            let (engine, states) = try learn(c, rows: train, ranker: ranker)
-            let candidates = Array(Set(training.rows.map(\.item))).sorted()
-            var baselines: [(String, any RatingsBaseline)] = [
+            let testPairs = pairs(c, train: train, test: testRows)
+            let rankings = try run.rank(fold(c, train: train, pairs: testPairs))
+            decisions.append(rankings.decision)
+            let candidates = Set(training.rows.map(\.item))
+            let baselines: [(String, any RatingsBaseline)] = [
                 ("popularity", PopularityBaseline(training)),
                 ("own_most_liked", OwnMostLikedBaseline(training)),
-                ("context_popularity", ContextPopularityBaseline(training))
+                ("context_popularity", ContextPopularityBaseline(training)),
+                ("item_knn", ItemKNNBaseline(training, tuneKNN(c, train: train))),
+                ("als", ALSBaseline(training, tuneALS(c, train: train), seed: seed))
             ]
-            baselines.append(("item_knn", ItemKNNBaseline(training, tuneKNN(c, train: train))))
-            baselines.append(("als", ALSBaseline(training, tuneALS(c, train: train), seed: seed)))
-            for pair in pairs(c, train: train, test: testRows) {
-                let allowed = candidates.filter { !pair.excluded.contains($0) }
-                let s = signals(c, engine: engine, states: states, pair: pair, candidates: allowed)
-                let engineScores = allowed.map { row in zip(ranker.weights, s[row]!).reduce(0.0) { $0 + Double($1.0 * $1.1) } }
-                add(&perUser, "engine", pair, ranking(allowed, engineScores))
+            let allowedOrder = candidates.sorted()
+            for (p, pair) in testPairs.enumerated() {
+                func engineList(_ ids: [String]) -> [Int] {
+                    ids.compactMap { c.itemCode[$0] }.filter { candidates.contains($0) && !pair.excluded.contains($0) }
+                }
+                let learnedList = engineList(rankings.learned[p])
+                add(&perUser, "engine_shipped", pair, engineList(rankings.shipped[p]))
+                add(&perUser, "engine_learned", pair, learnedList)
+                coverage.found += pair.relevant.filter(Set(learnedList).contains).count
+                coverage.relevant += pair.relevant.count
+                let allowed = allowedOrder.filter { !pair.excluded.contains($0) }
                 for (name, b) in baselines {
                     let all = b.scores(user: pair.user, context: pair.context)
                     add(&perUser, name, pair, ranking(allowed, allowed.map { all[$0] }))
@@ -217,15 +183,16 @@ public struct RatingsEvaluator: Sendable {
         }
         var report = RatingsReport(folds: folds, seed: seed, k: k)
         report.counts = (data.rows.count, c.users.count, c.items.count, data.columns)
-        for m in methods {
+        for m in RatingsReport.engineNames + RatingsReport.baselineNames {
             let users = perUser[m] ?? [:]
             var sums = [Double](repeating: 0, count: 4)
             for (_, v) in users { for i in 0..<4 { sums[i] += v[i] / v[4] } }
             let n = Double(max(users.count, 1))
             report.metrics[m] = sums.map { $0 / n }
-            report.usersScored = users.count
+            report.usersScored = max(report.usersScored, users.count)
         }
-        report.fitted = fitted
+        report.decisions = decisions
+        report.candidateRecall = Double(coverage.found) / Double(max(1, coverage.relevant))
         return report
     }
 
@@ -286,6 +253,8 @@ public struct RatingsEvaluator: Sendable {
 
 /// What `soundtrack eval ratings` reports.
 public struct RatingsReport: Sendable {
+    /// The engine's rows: with the models' blend, and with the blend learned from the training log.
+    public static let engineNames = ["engine_shipped", "engine_learned"]
     /// The baselines, in report order.
     public static let baselineNames = ["popularity", "own_most_liked", "context_popularity", "item_knn", "als"]
     /// Folds, seed and list length.
@@ -298,8 +267,13 @@ public struct RatingsReport: Sendable {
     public var metrics: [String: [Double]] = [:]
     /// Users with at least one scored pair.
     public var usersScored = 0
-    /// The blend used in each fold.
-    public var fitted: [RankerModel] = []
+    /// What learning the blend found in each fold (`nil`: too few queries for a refit to be due).
+    public var decisions: [BlendLearner.Decision?] = []
+    /// How the engine ran: `in memory` or `through a database`.
+    public var path = "in memory"
+    /// The share of the test pairs' relevant items that the engine's picks with the learned blend
+    /// list at all (the ``InProcessRatingsRun/top`` tracks of the pick, among the candidates).
+    public var candidateRecall = 0.0
 
     /// Creates an empty report.
     public init(folds: Int, seed: UInt64, k: Int) {
@@ -308,10 +282,11 @@ public struct RatingsReport: Sendable {
         self.k = k
     }
 
-    /// The baseline of the highest NDCG, and the engine's lead over it (absolute, relative).
-    public var lead: (baseline: String, absolute: Double, relative: Double)? {
-        guard let e = metrics["engine"]?[2],
-            let best = Self.baselineNames.compactMap({ n in metrics[n].map { (n, $0[2]) } }).max(by: { $0.1 < $1.1 })
+    /// The baseline of the highest NDCG among `names`, and the lead of engine row `engine` over
+    /// it (absolute, relative).
+    public func lead(of engine: String, over names: [String] = baselineNames) -> (baseline: String, absolute: Double, relative: Double)? {
+        guard let e = metrics[engine]?[2],
+            let best = names.compactMap({ n in metrics[n].map { (n, $0[2]) } }).max(by: { $0.1 < $1.1 })
         else { return nil }
         return (best.0, e - best.1, best.1 > 0 ? (e - best.1) / best.1 : 0)
     }
@@ -321,18 +296,28 @@ public struct RatingsReport: Sendable {
         func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
         func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
         var out = [
-            "soundtrack eval ratings — \(folds)-fold cross-validation, seed \(seed), k = \(k)",
+            "soundtrack eval ratings — \(folds)-fold cross-validation, seed \(seed), k = \(k), the engine run \(path)",
             "ratings \(counts.ratings) · users \(counts.users) (\(usersScored) scored) · items \(counts.items) · context columns \(counts.columns.joined(separator: ", "))",
             "",
             pad("ranking", 22) + ["P@\(k)", "R@\(k)", "NDCG@\(k)", "MAP@\(k)"].map { lpad($0, 10) }.joined()
         ]
-        for m in ["engine"] + Self.baselineNames {
+        for m in Self.engineNames + Self.baselineNames {
             guard let v = metrics[m] else { continue }
             out.append(pad(m, 22) + v.map { lpad(String(format: "%.4f", $0), 10) }.joined())
         }
-        if let lead {
-            out.append("")
-            out.append(String(format: "engine vs the best baseline (%@) on NDCG@%d: %+.4f (%+.1f%%)", lead.baseline, k, lead.absolute, lead.relative * 100))
+        out.append("")
+        out.append("engine_shipped: the models' blend, as a fresh database ranks; engine_learned: the blend the database learned from the")
+        out.append("training log (replay's refit), where one was due and beat the models' on the log's newest queries, else the same")
+        out.append(String(format: "relevant items in engine_learned's lists at all (its first 100 candidates): %.1f%%", candidateRecall * 100))
+        let promoted = decisions.filter { $0?.promoted == true }.count
+        out.append("blend learned and promoted in \(promoted) of \(decisions.count) folds")
+        for (name, against) in [("engine_learned", Self.baselineNames), ("engine_shipped", ["popularity", "own_most_liked"])] {
+            if let lead = lead(of: name, over: against) {
+                out.append(
+                    String(
+                        format: "%@ vs the best of %@ (%@) on NDCG@%d: %+.4f (%+.1f%%)", name, against == Self.baselineNames ? "the baselines" : "popularity and own history",
+                        lead.baseline, k, lead.absolute, lead.relative * 100))
+            }
         }
         return out
     }
@@ -344,7 +329,7 @@ public struct RatingsReport: Sendable {
             .object([("precision_at_k", r(v[0])), ("recall_at_k", r(v[1])), ("ndcg_at_k", r(v[2])), ("map_at_k", r(v[3]))])
         }
         var pairs: [(String, JSONValue)] = [
-            ("protocol", .object([("folds", .number(Double(folds))), ("seed", .number(Double(seed))), ("k", .number(Double(k)))])),
+            ("protocol", .object([("folds", .number(Double(folds))), ("seed", .number(Double(seed))), ("k", .number(Double(k))), ("path", .string(path))])),
             (
                 "counts",
                 .object([
@@ -352,25 +337,32 @@ public struct RatingsReport: Sendable {
                     ("users_scored", .number(Double(usersScored))), ("items", .number(Double(counts.items))),
                     ("context_columns", .array(counts.columns.map { .string($0) }))
                 ])
-            ),
-            ("engine", metrics["engine"].map(m) ?? .null),
-            ("baselines", .object(Self.baselineNames.compactMap { n in metrics[n].map { (n, m($0)) } }))
+            )
         ]
-        if let lead {
-            pairs.append(
-                (
-                    "lead",
-                    .object([
-                        ("baseline", .string(lead.baseline)), ("absolute", r(lead.absolute)), ("relative", r(lead.relative))
-                    ])
-                ))
+        for name in Self.engineNames { pairs.append((name, metrics[name].map(m) ?? .null)) }
+        pairs.append(("candidate_recall", r(candidateRecall)))
+        pairs.append(("baselines", .object(Self.baselineNames.compactMap { n in metrics[n].map { (n, m($0)) } })))
+        for name in Self.engineNames {
+            if let lead = lead(of: name) {
+                pairs.append(
+                    (
+                        "lead_\(name)",
+                        .object([("baseline", .string(lead.baseline)), ("absolute", r(lead.absolute)), ("relative", r(lead.relative))])
+                    ))
+            }
         }
         pairs.append(
             (
-                "fitted_weights",
+                "blend_per_fold",
                 .array(
-                    fitted.map { f in
-                        .object(zip(RankerModel.signals, f.weights).map { ($0, r(Double($1))) })
+                    decisions.map { d in
+                        guard let d else { return .null }
+                        var o: [(String, JSONValue)] = [
+                            ("promoted", .bool(d.promoted)), ("training_queries", .number(Double(d.training))),
+                            ("validation_queries", .number(Double(d.validation))), ("ndcg", r(d.ndcg)), ("current_ndcg", r(d.currentNDCG))
+                        ]
+                        if let c = d.candidate { o.append(("weights", .object(zip(RankerModel.signals, c.weights).map { ($0, r(Double($1))) }))) }
+                        return .object(o)
                     })
             ))
         return .object(pairs)

@@ -74,6 +74,30 @@ public struct SimulatedUser: Sendable {
     public var library: [Int]
     /// Average steps per waking minute.
     public var stepRate: Double
+    /// Tracks the person likes in every context beyond what their sound says (ids): what they liked
+    /// before and come back to (25 drawn from their library).
+    public var favourites: Set<String> = []
+    /// The scene the person belongs to, and the tracks its people like (ids): what people with
+    /// the same taste like (``Population/scenes``).
+    public var scene = 0
+    public var sceneFavourites: Set<String> = []
+
+    /// The shares of the utility: the context's taste (sound and genres), the track's popularity,
+    /// and the person's affinity to it (their favourites count 1, their scene's 0.6). Real people
+    /// like what sounds right, but also what they liked before, what people like them like and
+    /// what is popular; a blend fitted on a simulation without these parts learns that sound alone
+    /// decides (docs/evaluation.md, "The simulated population").
+    public static let utilityShares = (taste: 0.7, popularity: 0.15, affinity: 0.15)
+
+    /// The utility of a track in a context, in [0, 1] (``utilityShares``): `nil` for a context the
+    /// person does not have.
+    public func utility(_ track: Track, in context: ContextLabel) -> Double? {
+        guard let taste = tastes[context] else { return nil }
+        let shares = Self.utilityShares
+        let popularity = Double(track.popularity ?? 50) / 100
+        let affinity = favourites.contains(track.id) ? 1 : sceneFavourites.contains(track.id) ? 0.6 : 0
+        return shares.taste * taste.utility(track) + shares.popularity * popularity + shares.affinity * affinity
+    }
 
     /// The contexts this person's routine has.
     public var contexts: [ContextLabel] {
@@ -85,8 +109,8 @@ public struct SimulatedUser: Sendable {
 
     /// Whether the person likes a track in a context, given the noise draw `noise` (a standard normal).
     public func likes(_ track: Track, in context: ContextLabel, noise: Double) -> Bool {
-        guard let taste = tastes[context] else { return false }
-        return taste.utility(track) + 0.07 * noise > threshold
+        guard let u = utility(track, in: context) else { return false }
+        return u + 0.07 * noise > threshold
     }
 }
 
@@ -98,7 +122,7 @@ extension SimulatedUser {
     ///   - seed: the population seed.
     ///   - catalog: the catalog tastes and libraries are drawn from.
     ///   - topGenres: the catalog's most common genres (favourite genres are drawn from them).
-    static func generate(index: Int, seed: UInt64, catalog: CatalogIndex, topGenres: [String]) -> SimulatedUser {
+    static func generate(index: Int, seed: UInt64, catalog: CatalogIndex, topGenres: [String], scenes: [Set<String>] = []) -> SimulatedUser {
         var rng = SeededGenerator(seed: seed, user: "sim-user", counter: Int64(index))
         let id = String(format: "sim-%04d", index + 1)
         let city = SimCity.all[Int(rng.next() % UInt64(SimCity.all.count))]
@@ -143,7 +167,8 @@ extension SimulatedUser {
             pool.shuffle(using: &rng)
             tastes[c] = Taste(target: target, importance: importance, genres: Array(pool.prefix(3)).sorted())
         }
-        let threshold = 0.55 + 0.1 * rng.unit()
+        // 0.1 below the utility's old scale of taste alone, so that people like about as often.
+        let threshold = 0.45 + 0.1 * rng.unit()
 
         // The library: for each context, tracks drawn from the best-fitting of a random sample, plus random tracks.
         var library = Set<Int>()
@@ -161,10 +186,24 @@ extension SimulatedUser {
             }
             for _ in 0..<min(n, 80) { library.insert(Int(rng.next() % UInt64(n))) }
         }
-        return SimulatedUser(
+        var user = SimulatedUser(
             id: id, city: city, student: student, places: places, commute: commute, gymDays: gymDays, runner: runner,
             sharesCalendar: sharesCalendar, labelsPlaces: labelsPlaces, headphones: headphones, carName: carName,
             speaker: speaker, tastes: tastes, threshold: threshold, library: library.sorted(), stepRate: 5 + 7 * rng.unit())
+        // Drawn apart, so that everything drawn above is what it was before these parts existed.
+        var affinity = SeededGenerator(seed: seed, user: "sim-affinity", counter: Int64(index))
+        var own = user.library
+        own.shuffle(using: &affinity)
+        user.favourites = Set(own.prefix(25).map { catalog.tracks[$0].id })
+        if !scenes.isEmpty {
+            user.scene = Int(affinity.next() % UInt64(scenes.count))
+            user.sceneFavourites = scenes[user.scene]
+            // The scene's music is part of the person's own: 20 of its tracks join the library.
+            var shared = scenes[user.scene].sorted()
+            shared.shuffle(using: &affinity)
+            user.library = Array(Set(user.library).union(shared.prefix(20).compactMap { catalog.row(of: $0) })).sorted()
+        }
+        return user
     }
 
     /// The person as JSON (`users.jsonl` of `simulate`): map, routine, devices and hidden taste.
@@ -191,7 +230,8 @@ extension SimulatedUser {
                 ("headphones", .string(headphones)), ("car", carName.map(JSONValue.string) ?? .null), ("speaker", .string(speaker)),
             ])),
             ("places", .object(placeList)), ("contexts", .array(contexts.map { .string($0.rawValue) })),
-            ("threshold", num(threshold)), ("tastes", .object(tasteList)),
+            ("threshold", num(threshold)), ("tastes", .object(tasteList)), ("scene", .number(Double(scene))),
+            ("favourites", .array(favourites.sorted().map { .string($0) })),
             ("library", .array(library.map { .string(catalog.tracks[$0].id) })),
         ])
     }

@@ -63,7 +63,9 @@ public enum PickEncoder {
             out.appendMilli(w.contribution)
             out.append(UInt8(ascii: "}"))
         }
-        out.append("]}")
+        out.append("],\"blend\":")
+        out.appendDigits(UInt64(max(0, pick.blend)))
+        out.append(UInt8(ascii: "}"))
     }
 
     static func bin(_ b: Pick.BinSummary, created: Bool, _ out: ByteArena) {

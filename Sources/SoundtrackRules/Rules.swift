@@ -48,7 +48,9 @@ public enum FeedbackVerdict: Sendable, Equatable {
 ///    `pick_id` naming no pick or a pick whose bin no longer exists (with a snapshot, the snapshot is
 ///    the context then).
 /// 6. **Apply.** The engine applies it; its row gets the user's next `applied_seq`, and keeps the
-///    event's snapshot only when the user keeps raw snapshots.
+///    event's snapshot only when the user keeps raw snapshots. A liked event that the sampling
+///    admits (``BlendExampleSampling``) first makes the query it teaches the blend, from the state
+///    before it (``Recommender/feedback(_:pick:state:position:)``), stored with its row.
 public struct Rules: Sendable {
     /// The engine, with the catalog the rules check tracks against.
     public let engine: Recommender
@@ -115,8 +117,12 @@ public struct Rules: Sendable {
     /// - Returns: the verdict; an applied event's row.
     /// - Throws: a ``RuleError``, and then nothing changed; what `pick` throws; an ``InputError`` of
     ///   the engine's own checks (which the rules make first).
+    ///   - position: the event's place in the feedback log (the log's size before it, plus one; a
+    ///     replayed file's line number), which decides whether it teaches the blend a query
+    ///     (``BlendExampleSampling``); `nil`: it teaches none (catching up: it taught one when first applied).
     public func stageFeedback(
-        _ event: FeedbackEvent, appliedBy owner: String?, user: inout CachedUserState, pick: (String) throws -> PickRecord?
+        _ event: FeedbackEvent, appliedBy owner: String?, user: inout CachedUserState, position: Int64? = nil,
+        pick: (String) throws -> PickRecord?
     ) throws -> FeedbackVerdict {
         if try Self.isDuplicate(event, appliedBy: owner) { return .duplicate }
         precondition(event.user == user.state.user, "an event of another user")
@@ -127,14 +133,15 @@ public struct Rules: Sendable {
             throw RuleError.outOfOrder(at: event.at, previous: Date(timeIntervalSince1970: last))
         }
         let record = try context(of: event, state: user.state, pick: pick)
-        let outcome = try engine.feedback(event, pick: record, state: &user.state)
+        let (outcome, example) = try engine.feedback(event, pick: record, state: &user.state, position: position)
         user.feedbackSeq += 1
         user.lastEventAt = at
         // The row keeps the snapshot only for users who keep raw snapshots; without it the row
         // does not retain the snapshot's fields either.
         var stored = event
         if !user.keepRawSnapshots { stored.snapshot = nil }
-        return .applied(FeedbackRow(event: stored, outcome: outcome, seq: user.feedbackSeq, keepSnapshot: user.keepRawSnapshots))
+        return .applied(
+            FeedbackRow(event: stored, outcome: outcome, seq: user.feedbackSeq, keepSnapshot: user.keepRawSnapshots, example: example))
     }
 
     /// Brings a loaded state up to date with the user's feedback: applies again, in order, the
@@ -176,10 +183,11 @@ public struct Rules: Sendable {
 
     /// Stages a feedback event of a user who may not exist (`nil`): the same rules, the same order.
     public func stageFeedback(
-        _ event: FeedbackEvent, appliedBy owner: String?, user: inout CachedUserState?, pick: (String) throws -> PickRecord?
+        _ event: FeedbackEvent, appliedBy owner: String?, user: inout CachedUserState?, position: Int64? = nil,
+        pick: (String) throws -> PickRecord?
     ) throws -> FeedbackVerdict {
         guard user != nil else { return try stageFeedbackOfUnknownUser(event, appliedBy: owner) }
-        return try stageFeedback(event, appliedBy: owner, user: &user!, pick: pick)
+        return try stageFeedback(event, appliedBy: owner, user: &user!, position: position, pick: pick)
     }
 
     /// The verdict on an event whose user does not exist: a duplicate or another user's id by

@@ -89,7 +89,8 @@ public final class SoundtrackService: Sendable {
     public func feedback(_ event: FeedbackEvent) throws -> FeedbackVerdict {
         try updateCurrentUser(event.user) { user, reads in
             let owner = try reads.feedbackOwner(eventId: event.id)
-            let verdict = try rules(reads).stageFeedback(event, appliedBy: owner, user: &user, pick: reads.pickRecord(id:))
+            let position = try reads.feedbackLogSize() + 1
+            let verdict = try rules(reads).stageFeedback(event, appliedBy: owner, user: &user, position: position, pick: reads.pickRecord(id:))
             guard case let .applied(row) = verdict else {
                 logger.debug("feedback duplicate", metadata: ["user": "\(event.user)", "event": "\(event.id)"])
                 return (verdict, [])

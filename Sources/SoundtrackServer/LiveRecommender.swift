@@ -41,7 +41,17 @@ public final class LiveRecommender: Sendable {
 
     /// The database.
     public let store: Store
-    let rules: Rules
+    /// The rules, over the engine with the blend in use (``use(ranker:)`` swaps it).
+    private let rulesBox: Mutex<Rules>
+    var rules: Rules { rulesBox.withLock { $0 } }
+
+    /// Ranks with `ranker` from the next request on (a blend the background refit promoted).
+    func use(ranker: RankerModel) {
+        rulesBox.withLock { $0 = Rules(engine: $0.engine.with(ranker: ranker)) }
+    }
+    /// The feedback log's size as this process counts it: an event's position, which decides
+    /// whether it teaches the blend a query (``BlendExampleSampling``).
+    private let logPosition: Atomic<Int64>
     let metrics: ServerMetrics
     let logger: Logger
     private let slots = Mutex<[String: Slot]>([:])
@@ -67,7 +77,8 @@ public final class LiveRecommender: Sendable {
         store = service.store
         let last = try store.greatestPickId(from: PickIds.range.lower, below: PickIds.range.upper).flatMap(PickIds.value(of:))
         pickIds = PickIds(after: last ?? 0, now: clock.now)
-        rules = Rules(engine: service.engine.with(catalog: IndexCatalog(index)))
+        rulesBox = Mutex(Rules(engine: service.engine.with(catalog: IndexCatalog(index))))
+        logPosition = Atomic(try service.store.feedbackLogSize())
         self.metrics = metrics
         self.logger = logger
     }
@@ -226,7 +237,8 @@ public final class LiveRecommender: Sendable {
             let owner = try earlier?.user ?? store.feedbackOwner(eventId: event.id)
             let verdict: FeedbackVerdict
             do {
-                verdict = try rules.stageFeedback(event, appliedBy: owner, user: &cached) { id in
+                let position = logPosition.add(1, ordering: .relaxed).newValue
+                verdict = try rules.stageFeedback(event, appliedBy: owner, user: &cached, position: position) { id in
                     try pendingPicks.withLock { $0[id] } ?? store.pickRecord(id: id)
                 }
             } catch let e where !(e is RuleError) {

@@ -1331,6 +1331,11 @@ public enum OpenAPIDocument {
               "onboarding"
             ]
           },
+          "blend": {
+            "description": "The version of the ranker's blend that ranked the tracks: 0 for the models' own, n for the database's learned blend n (soundtrack models history). See docs/scoring.md, Learning the blend.",
+            "type": "integer",
+            "minimum": 0
+          },
           "track_why": {
             "description": "The ranker's signals that put the played track there: the largest positive contributions (weight × signal), at most 3, largest first. See docs/scoring.md, Ranking tracks.",
             "type": "array",

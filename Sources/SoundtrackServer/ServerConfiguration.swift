@@ -1,4 +1,5 @@
 import Foundation
+import SoundtrackRules
 import SoundtrackProviders
 
 /// Everything `soundtrack serve` can be told: where to listen, limits, and the clock.
@@ -82,6 +83,16 @@ public struct ServerConfiguration: Sendable {
     /// are cut off (answered 503 `unavailable` if the client still listens, never acknowledged).
     /// Queued writes are committed either way.
     public var drainTimeout: Duration = .seconds(10)
+    /// How the service learns the blend of the track ranker again from its feedback, in the
+    /// background (``BlendRefit``); `nil` (`serve --no-fit`): never, the blend in use stays.
+    public var blendRefit: BlendRefit? = BlendRefit()
+    /// How often the service looks whether a refit is due: ``BlendRefit/every`` new queries, or
+    /// ``blendRefitMaxAge`` since the last attempt with ``blendRefitMinimum`` new queries or more.
+    public var blendRefitInterval: Duration = .seconds(60)
+    /// The longest time between two refits while new queries come (at least ``blendRefitMinimum``).
+    public var blendRefitMaxAge: Duration = .seconds(24 * 3600)
+    /// The fewest new queries that make a refit due once ``blendRefitMaxAge`` has passed.
+    public var blendRefitMinimum: Int = 50
     /// Clocks: wall time for records, and a monotonic one (seconds) for rate limits and latencies.
     public var clock: ServerClock = .system
     /// Fills the weather and calendar sections a snapshot lacks before each pick (`serve --enrich`);

@@ -28,6 +28,8 @@ public final class ServerMetrics: Sendable {
     let viewCheckpoints: Counter
     let viewStatesQueued: Counter
     let walPendingFrames: Gauge
+    let blendRefits: Counter
+    let blendVersion: Gauge
 
     private static let latencyBuckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
@@ -58,6 +60,10 @@ public final class ServerMetrics: Sendable {
         walPendingFrames = r.makeGauge(
             descriptor: .init(namespace: "soundtrack", metricName: "wal_pending_frames", unitName: "",
                               helpText: "WAL frames not yet copied into the database file after the last checkpoint."), labels: [])
+        blendRefits = counter("blend_refits", "Attempts to learn the ranker's blend again from the feedback (promoted or not).")
+        blendVersion = r.makeGauge(
+            descriptor: .init(namespace: "soundtrack", metricName: "blend_version", unitName: "",
+                              helpText: "The version of the ranker's blend in use (0: the models' own)."), labels: [])
         commitSeconds = r.makeDurationHistogram(
             descriptor: .init(namespace: "soundtrack", metricName: "commit_duration", unitName: "seconds", helpText: "Time to commit one write batch."),
             labels: [], buckets: Self.latencyBuckets)

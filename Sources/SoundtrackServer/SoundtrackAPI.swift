@@ -34,6 +34,7 @@ public final class SoundtrackAPI: Sendable {
     let committer: GroupCommitter
     let checkpoints: CheckpointService?
     let views: ViewCheckpointService
+    let refits: BlendRefitService?
     let logger: Logger
     private let draining = Mutex(false)
 
@@ -71,6 +72,12 @@ public final class SoundtrackAPI: Sendable {
             closing: { live.checkpointViews() })
         live.attach(committer)
         views = ViewCheckpointService(live: live, interval: configuration.viewCheckpointInterval, metrics: metrics)
+        refits = configuration.blendRefit.map {
+            BlendRefitService(
+                live: live, refit: $0, interval: configuration.blendRefitInterval, maxAge: configuration.blendRefitMaxAge,
+                minimum: configuration.blendRefitMinimum, clock: configuration.clock, metrics: metrics, logger: logger)
+        }
+        metrics.blendVersion.set(Double(service.engine.ranker.version))
         self.live = live
         self.committer = committer
         self.metrics = metrics
@@ -111,7 +118,7 @@ public final class SoundtrackAPI: Sendable {
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             // Stopped in reverse order: the checkpoints of the states first, then the committer (which
             // queues the last checkpoint of the states before it closes), then the WAL's.
-            services: (checkpoints.map { [$0] } ?? []) + [committer, views],
+            services: (checkpoints.map { [$0] } ?? []) + [committer, views] + (refits.map { [$0] } ?? []),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }

@@ -331,6 +331,39 @@ enum Schema {
             // (`Store.prunePending`). Rows kept until v10 were all pending: 0.
             try db.execute(sql: "ALTER TABLE users ADD COLUMN view_seq INTEGER NOT NULL DEFAULT 0 CHECK (view_seq >= 0)")
         }
+        m.registerMigration("v12", foreignKeyChecks: .immediate) { db in
+            // The blend of the track ranker as the deployment learns it (docs/scoring.md, "Learning
+            // the blend"):
+            // - blend_examples: the queries liked feedback events taught (``BlendExample``), made
+            //   before each event was learned: `width` signals a candidate, the liked track's first,
+            //   as little-endian Float32s; a sample of the log, the newest kept (``Store/pruneBlendExamples(keep:)``);
+            // - ranker_blends: every blend fitted, promoted or not, with what judged it; the one in
+            //   use is `store_settings.ranker_blend` (absent or 0: the models' own blend).
+            try db.execute(sql: """
+                CREATE TABLE blend_examples (
+                    id INTEGER PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    applied_seq INTEGER NOT NULL,
+                    width INTEGER NOT NULL CHECK (width >= 1),
+                    signals BLOB NOT NULL CHECK (length(signals) % (4 * width) = 0 AND length(signals) >= 8 * width),
+                    UNIQUE (user_id, applied_seq)
+                );
+                CREATE TABLE ranker_blends (
+                    version INTEGER PRIMARY KEY CHECK (version >= 1),
+                    created_at REAL NOT NULL,
+                    weights TEXT NOT NULL CHECK (json_valid(weights)),
+                    source TEXT NOT NULL,
+                    events INTEGER NOT NULL CHECK (events >= 0),
+                    training INTEGER NOT NULL CHECK (training >= 0),
+                    validation INTEGER NOT NULL CHECK (validation >= 0),
+                    ndcg REAL NOT NULL,
+                    compared_with INTEGER NOT NULL CHECK (compared_with >= 0),
+                    compared_ndcg REAL NOT NULL,
+                    promoted INTEGER NOT NULL CHECK (promoted IN (0, 1)),
+                    reason TEXT NOT NULL
+                );
+                """)
+        }
         return m
     }
 

@@ -25,6 +25,11 @@ public struct TransactionReads {
     public func pickRecord(id: String) throws -> PickRecord? {
         try Store.loadPick(db, id: id)
     }
+
+    /// How many feedback events the database holds (``Store/feedbackLogSize()``).
+    public func feedbackLogSize() throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT max(rowid) FROM feedback") ?? 0
+    }
 }
 
 extension Store {

@@ -27,13 +27,17 @@ public struct FeedbackRow: Sendable, Equatable {
     public var seq: Int64
     /// Whether its snapshot is stored (the user's `keep_raw_snapshots` setting).
     public var keepSnapshot: Bool
+    /// The query the event taught the blend, when it made one (``Recommender/feedback(_:pick:state:position:)``):
+    /// stored with the row, in `blend_examples`.
+    public var example: BlendExample?
 
     /// Creates a row.
-    public init(event: FeedbackEvent, outcome: FeedbackOutcome, seq: Int64, keepSnapshot: Bool) {
+    public init(event: FeedbackEvent, outcome: FeedbackOutcome, seq: Int64, keepSnapshot: Bool, example: BlendExample? = nil) {
         self.event = event
         self.outcome = outcome
         self.seq = seq
         self.keepSnapshot = keepSnapshot
+        self.example = example
     }
 }
 
@@ -151,6 +155,7 @@ extension Store {
         func insert(_ row: FeedbackRow) throws {
             if feedbackInsert == nil { feedbackInsert = try Self.feedbackInsert(db) }
             try insertFeedback(feedbackInsert!, row.event, outcome: row.outcome, seq: row.seq, keepSnapshot: row.keepSnapshot)
+            if let example = row.example { try insertExample(db, example, seq: row.seq) }
         }
         for (i, w) in writes.enumerated() {
             switch w {

@@ -26,6 +26,8 @@ struct BatchCommand: ParsableCommand {
     @Option(name: .long, help: "Worker threads (default: the number of cores).") var workers: Int = ProcessInfo.processInfo.activeProcessorCount
     @Flag(name: .long, help: "Print no summary.") var quiet = false
     @Flag(name: .long, help: "Also print where the wall time went, by phase.") var timings = false
+    @Flag(name: .customLong("no-fit"), help: "Do not learn the blend again at the end, even when the database's feedback taught enough new queries (see soundtrack models).")
+    var noFit = false
     @Option(name: .long, help: .hidden) var blockBytes: Int?
 
     func validate() throws {
@@ -45,6 +47,8 @@ struct BatchCommand: ParsableCommand {
         options.strict = strict
         options.recordPicks = recordPicks
         options.top = top
+        options.now = Date()
+        if noFit { options.refit = nil }
         let runner = try BatchRunner(service: service, options: options)
         keepUntilExit(runner)  // its users' states: the process exits without freeing them one by one
         let out = try OutputFile(output)
@@ -63,6 +67,7 @@ struct BatchCommand: ParsableCommand {
             if readOnly { s += "; read-only: nothing written" }
             if let line = summary.stoppedAtLine { s += "; stopped at line \(line) (--fail-fast)" }
             stderr(s)
+            if let blend = summary.blend { stderr(blend.summary) }
             if let hint = sink.hint { stderr(hint) }
         }
         if timings {

@@ -163,12 +163,15 @@ struct EvalRatingsCommand: ParsableCommand {
         abstract: "The engine's track ranking on a data set of contextual ratings, beside baselines, by cross-validation.",
         discussion: """
             FILE is CSV in the compact layout of context-aware toolkits: userid,itemid,rating,<context columns>, NA \
-            where a context was not given. The rows are dealt into --folds folds by a shuffle seeded with --seed; the \
-            engine learns the training ratings as rate events (context columns become snapshot fields where their \
-            name says what they are, tags otherwise), fits its blend on the training part alone (inner 5-fold), and \
-            ranks the training items for every test (user, context) pair. Baselines on the same folds: popularity, \
-            the user's own most liked, popularity in the same context, item-kNN and implicit ALS (tuned on an inner \
-            split). See docs/evaluation.md.
+            where a context was not given. The rows are dealt into --folds folds by a shuffle seeded with --seed. In each \
+            fold the engine meets the data as a deployment would: the items are its catalog, the training ratings a log \
+            of rate events (the context columns as snapshot tags, a user's events a week apart), and each test \
+            (user, context) pair one read-only pick of 100 tracks. Two engine rows: with the models' blend \
+            (engine_shipped), and with the blend the deployment learns from the log as replay does at its end \
+            (engine_learned). Nothing is fitted on the test part. Baselines on the same folds: popularity, the user's \
+            own most liked, popularity in the same context, item-kNN and implicit ALS (tuned on an inner split of the \
+            training part). --through-store runs the engine through a database file a fold: catalog import, replay, \
+            batch --read-only --top 100, the code the commands run. See docs/evaluation.md.
             """)
 
     @Argument(help: "The ratings (CSV: userid,itemid,rating,<context columns>).") var file: String
@@ -176,7 +179,7 @@ struct EvalRatingsCommand: ParsableCommand {
     @Option(help: "Folds of the cross-validation (2...20).") var folds: Int = 5
     @Option(help: "Seed of the folds, the engine and the seeded baselines.") var seed: UInt64 = 1
     @Option(help: "Length of the scored lists (1...100).") var k: Int = 10
-    @Flag(name: .customLong("no-fit"), help: "Rank with the model's blend (Models/ranker.v1.json) instead of fitting one per fold.") var noFit = false
+    @Flag(help: "Run the engine through a database a fold (catalog import, replay, batch) instead of in memory.") var throughStore = false
     @Flag(help: "Print the report as JSON instead of a table.") var json = false
     @Option(help: "A directory with the model files (default: the models built in, identical to Models/).") var models: String?
 
@@ -199,9 +202,13 @@ struct EvalRatingsCommand: ParsableCommand {
             categories = try ContextualRatings.parseItems(t)
         }
         let m = try models.map { try Models.load(directory: URL(fileURLWithPath: $0)) } ?? Models.bundled()
+        var config = m.config
+        config.exploration = 0
         let engine = Recommender(
-            config: m.config, catalog: IndexCatalog(CatalogIndex(tracks: [])), priors: m.priors, seed: seed, ranker: m.ranker)
-        let report = try RatingsEvaluator(engine: engine, folds: folds, seed: seed, k: k, fit: !noFit).evaluate(data, itemCategories: categories)
+            config: config, catalog: IndexCatalog(CatalogIndex(tracks: [])), priors: m.priors, seed: seed, ranker: m.ranker)
+        let run: any RatingsEngineRun = throughStore ? RatingsThroughStore(models: m, seed: seed) : InProcessRatingsRun(engine: engine)
+        var report = try RatingsEvaluator(folds: folds, seed: seed, k: k).evaluate(data, itemCategories: categories, run: run)
+        report.path = throughStore ? "through a database (catalog import, replay, batch)" : "in memory"
         if json {
             print(report.json().pretty())
         } else {

@@ -68,12 +68,17 @@ struct StoreOptions: ParsableArguments {
         try ConfigLoader.load(path: configPath)
     }
 
+    /// The model files: `--models`, else the configuration file's `models_dir`, else the ones built in.
+    func loadModels() throws -> Models {
+        let modelsDir = try models ?? configuration().modelsDir
+        return try modelsDir.map { try Models.load(directory: URL(fileURLWithPath: $0)) } ?? Models.bundled()
+    }
+
     /// Opens the service, loading the bundled catalog into a new database (reported on stderr).
     /// - Parameter community: rebuild the community model of all users' feedback (for commands that
     ///   rank tracks: pick, batch, serve, bench).
     func open(durable: Bool = true, loadBundledCatalog: Bool = true, community: Bool = false) throws -> SoundtrackService {
-        let modelsDir = try models ?? configuration().modelsDir
-        var m = try modelsDir.map { try Models.load(directory: URL(fileURLWithPath: $0)) } ?? Models.bundled()
+        var m = try loadModels()
         if let explore { m.config.exploration = explore }
         let candidates = bundledCatalogCandidates()
         let level = logLevel

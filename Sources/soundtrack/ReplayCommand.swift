@@ -11,7 +11,7 @@ struct ReplayCommand: ParsableCommand {
             Idempotent by event id and resumable: stopped at any moment (even kill -9) and run again, it \
             reaches the state of one clean run. Rejected events (unknown user or track, an event out of time \
             order for its user, a bad field) are reported with their line and field (--errors FILE for a JSON \
-            Lines report) and the exit status is 2; the others are applied.
+            Lines report) and the exit status is 2; the others are applied. At the end, when the log taught             500 or more new queries since the last attempt, the blend of the track ranker is learned again from             the database's feedback and used from then on if it beats the blend in use on the newest queries             (--no-fit: not; see soundtrack models).
             """)
 
     @OptionGroup var store: StoreOptions
@@ -21,6 +21,8 @@ struct ReplayCommand: ParsableCommand {
     @Flag(name: .long, help: "Reject unknown fields.") var strict = false
     @Option(name: .long, help: "Worker threads (default: the number of cores).") var workers: Int = ProcessInfo.processInfo.activeProcessorCount
     @Flag(name: .long, help: "Print no summary.") var quiet = false
+    @Flag(name: .customLong("no-fit"), help: "Do not learn the blend again at the end, even when the log taught enough new queries (see soundtrack models).")
+    var noFit = false
     @Option(name: .long, help: .hidden) var blockBytes: Int?
 
     func validate() throws {
@@ -37,6 +39,7 @@ struct ReplayCommand: ParsableCommand {
         options.createUsers = createUsers
         options.strict = strict
         options.now = Date()
+        if noFit { options.refit = nil }
         let runner = try ReplayRunner(service: service, options: options)
         let sink = try ErrorSink(path: errors)
         let bar = Progress(total: reader.size, unit: "events")
@@ -50,6 +53,7 @@ struct ReplayCommand: ParsableCommand {
             if summary.rejected > 0 { s += " (line\(summary.rejected > 1 ? "s" : "") \(sink.lines.map(String.init).joined(separator: ", "))\(summary.rejected > sink.lines.count ? ", …" : ""))" }
             s += String(format: "; %.2f s, %.0f events/s", t, t > 0 ? Double(summary.records) / t : 0)
             stderr(s)
+            if let blend = summary.blend { stderr(blend.summary) }
             if summary.unknownUsers > 0 { stderr("(\(summary.unknownUsers) events of unknown users: add the users, or replay with --create-users)") }
             if let hint = sink.hint { stderr(hint) }
         }

@@ -51,6 +51,10 @@ struct ServeCommand: AsyncParsableCommand {
     var noSync = false
     @Flag(help: "Fill missing weather and calendar sections of snapshots from the configured providers and imported events (see docs/providers.md); picks then carry an `enriched` list.")
     var enrich = false
+    @Flag(name: .customLong("no-fit"), help: "Never learn the blend of the track ranker again in the background (by default: once 500 new queries came, or a day with 50; see soundtrack models).")
+    var noFit = false
+    @Option(help: "How often the service looks whether a refit of the blend is due, in seconds (default 60).")
+    var blendRefitS: Double?
 
     func validate() throws {
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be in 0...65535, got \(port)") }
@@ -62,6 +66,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let pickCommitChunk, !(1...1_000_000).contains(pickCommitChunk) { throw ValidationError("--pick-commit-chunk must be in 1...1000000, got \(pickCommitChunk)") }
         if let viewCheckpointMs, !(1...600_000).contains(viewCheckpointMs) {
             throw ValidationError("--view-checkpoint-ms must be in 1...600000, got \(viewCheckpointMs)")
+        }
+        if let blendRefitS, !(blendRefitS.isFinite && blendRefitS >= 0.01 && blendRefitS <= 86_400) {
+            throw ValidationError("--blend-refit-s must be a number of seconds in 0.01...86400, got \(blendRefitS)")
         }
         if let viewCheckpointEvents, !(1...10_000_000).contains(viewCheckpointEvents) {
             throw ValidationError("--view-checkpoint-events must be in 1...10000000, got \(viewCheckpointEvents)")
@@ -99,6 +106,8 @@ struct ServeCommand: AsyncParsableCommand {
         if let backgroundNice { config.backgroundNice = backgroundNice }
         if let viewCheckpointMs { config.viewCheckpointInterval = .milliseconds(viewCheckpointMs) }
         if let viewCheckpointEvents { config.viewCheckpointEvents = viewCheckpointEvents }
+        if noFit { config.blendRefit = nil }
+        if let blendRefitS { config.blendRefitInterval = .milliseconds(Int64((blendRefitS * 1000).rounded())) }
         func seconds(_ s: Double?, _ fallback: Duration) -> Duration { s.map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? fallback }
         config.idleTimeout = seconds(idleTimeout ?? file.idleTimeout, config.idleTimeout)
         config.bodyTimeout = seconds(bodyTimeout ?? file.bodyTimeout, config.bodyTimeout)

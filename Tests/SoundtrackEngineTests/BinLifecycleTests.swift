@@ -234,7 +234,7 @@ struct BinLifecycleTests {
         state.bins[0].songs = tracks.enumerated().map { i, id in BinSong(trackId: id, likes: i >= 290 ? 2 : 0) }
         state.evidenceVersion &+= 1
         var rng = SeededGenerator(seed: 1)
-        let rows = engine.candidateRows(binIndex: 0, state: &state, index: index, rng: &rng)
+        let rows = engine.candidateRows(binIndex: 0, attributes: [], state: &state, index: index, rng: &rng)
         let liked = Set(tracks.suffix(10).compactMap { index.row(of: BinSong(trackId: $0)) })
         let members = Set(tracks.compactMap { index.row(of: BinSong(trackId: $0)) })
         #expect(rows.count <= engine.config.candidates)

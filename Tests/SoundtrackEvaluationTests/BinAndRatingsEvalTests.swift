@@ -64,7 +64,7 @@ struct BinAndRatingsEvalTests {
     @Test("eval ratings, the protocol by hand: test pairs, candidates, and every metric of three baselines")
     func ratingsByHand() throws {
         let data = try ContextualRatings.parse(Self.ratings)
-        let evaluator = RatingsEvaluator(engine: Repo.engine(), folds: 2, seed: 1, k: 10, fit: false)
+        let evaluator = RatingsEvaluator(folds: 2, seed: 1, k: 10)
         let c = evaluator.code(data, itemCategories: [:])
         let train = [0, 1, 2, 3, 4], test = [5, 6]
         // One test pair: (u2, sad), relevant {i2} (rated 5; i3 rated 2 is not relevant), nothing
@@ -100,14 +100,38 @@ struct BinAndRatingsEvalTests {
     @Test("eval ratings end to end: every fold scored, figures in range, the same report from the same seed")
     func ratingsEndToEnd() throws {
         let data = try ContextualRatings.parse(Self.ratings)
-        let evaluator = RatingsEvaluator(engine: Repo.engine(), folds: 2, seed: 1, k: 10, fit: false)
-        let a = try evaluator.evaluate(data), b = try evaluator.evaluate(data)
+        let evaluator = RatingsEvaluator(folds: 2, seed: 1, k: 10)
+        let run = InProcessRatingsRun(engine: Repo.engine())
+        let a = try evaluator.evaluate(data, run: run), b = try evaluator.evaluate(data, run: run)
         #expect(a.json() == b.json())
         #expect(a.counts.ratings == 7 && a.counts.users == 3 && a.counts.items == 3 && a.counts.columns == ["mood"])
-        for m in ["engine"] + RatingsReport.baselineNames {
+        for m in RatingsReport.engineNames + RatingsReport.baselineNames {
             let v = try #require(a.metrics[m], "\(m)")
             #expect(v.count == 4 && v.allSatisfy { $0 >= 0 && $0 <= 1 }, "\(m): \(v)")
         }
-        #expect(a.fitted.count == 2)
+        // Seven ratings teach far fewer queries than a refit needs: both engine rows are the models' blend.
+        #expect(a.decisions.count == 2 && a.decisions.allSatisfy { $0 == nil })
+        #expect(a.metrics["engine_shipped"] == a.metrics["engine_learned"])
+    }
+
+    @Test("eval ratings: a fold as the engine meets it: the training rows as a log of rate events with tags, a week apart per user, then one snapshot a test pair")
+    func foldAsALog() throws {
+        let data = try ContextualRatings.parse(Self.ratings)
+        let evaluator = RatingsEvaluator(folds: 2, seed: 1, k: 10)
+        let c = evaluator.code(data, itemCategories: [:])
+        let pairs = evaluator.pairs(c, train: [0, 1, 2, 3, 4], test: [5, 6])
+        let fold = evaluator.fold(c, train: [0, 1, 2, 3, 4], pairs: pairs)
+        #expect(fold.events.map(\.id) == data.rows.prefix(5).map { "r\($0.line)" })
+        #expect(fold.events.allSatisfy { $0.signal == .rate && $0.snapshot != nil })
+        #expect(fold.events.map(\.rating) == data.rows.prefix(5).map { Int($0.rating) })
+        // Each user's events one week apart, from Wednesday 3 January 2024 at noon (UTC).
+        for user in Set(fold.events.map(\.user)) {
+            let times = fold.events.filter { $0.user == user }.map { $0.at.date.timeIntervalSince1970 }
+            #expect(times.first == 1_704_283_200)
+            #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 == 7 * 86_400 })
+        }
+        #expect(fold.events[0].snapshot?.tags == data.rows[0].context[0].map { ["mood": $0.lowercased()] })
+        #expect(fold.queries.count == 1 && fold.queries[0].user == "u2" && fold.queries[0].tags == ["mood": "sad"])
+        #expect(fold.tracks.map(\.id) == c.items)
     }
 }

@@ -29,6 +29,12 @@ public struct BatchOptions: Sendable {
     public var blockBytes = 64 << 20
     /// Users per transaction when the states are written at the end.
     public var usersPerTransaction = 2000
+    /// How the blend is learned again at the end of a learning run when the database's feedback
+    /// taught enough new queries since the last attempt (``BlendRefit``); `nil` (`--no-fit`): not.
+    /// A read-only run never does.
+    public var refit: BlendRefit? = BlendRefit()
+    /// When the run happens (a refit's time).
+    public var now = Date(timeIntervalSince1970: 0)
 
     /// Default options.
     public init() {}
@@ -58,6 +64,8 @@ public struct BatchSummary: Sendable, Equatable {
     public var stoppedAtLine: Int?
     /// Where the wall time went, by phase.
     public var timings = BatchTimings()
+    /// The attempt to learn the blend again at the end, when one was due (``BatchOptions/refit``).
+    public var blend: BlendRefit.Outcome?
 }
 
 /// Wall seconds spent in each phase of a batch run (`soundtrack batch --timings`).
@@ -210,6 +218,7 @@ public final class BatchRunner: Sendable {
         var clock = PhaseClock()
         if options.learn { try commit(run.workers, all: true) }
         summary.timings.commit += clock.lap()
+        if options.learn { summary.blend = try options.refit?.runIfDue(store, current: rules.engine.ranker, at: options.now) }
         return summary
     }
 

@@ -28,6 +28,9 @@ public struct ReplayOptions: Sendable {
     /// all of it into the database file (with a file database, checkpoints run on a thread of their
     /// own after each commit: ``LogCheckpoints``). 262,144 pages of 4 KiB: 1 GiB.
     public var checkpointPages = 262_144
+    /// How the blend is learned again at the end when the log grew enough (``BlendRefit``);
+    /// `nil` (`--no-fit`): not at all.
+    public var refit: BlendRefit? = BlendRefit()
 
     /// Default options.
     public init() {}
@@ -55,6 +58,8 @@ public struct ReplaySummary: Sendable, Equatable {
     public var usersCreated = 0
     /// Events rejected because their user is unknown (among ``rejected``).
     public var unknownUsers = 0
+    /// The attempt to learn the blend again at the end, when one was due (``ReplayOptions/refit``).
+    public var blend: BlendRefit.Outcome?
 
     /// `12 records: 9 applied, 2 duplicates skipped, 1 rejected`.
     public var description: String {
@@ -175,8 +180,15 @@ public final class ReplayRunner: Sendable {
         progress: (ReplayProgress) -> Void = { _ in }
     ) throws -> ReplaySummary {
         try withCheckpoints { checkpoints in
-            try replay(read: read, reject: reject, progress: progress, checkpoints: checkpoints)
+            var summary = try replay(read: read, reject: reject, progress: progress, checkpoints: checkpoints)
+            summary.blend = try refitBlend()
+            return summary
         }
+    }
+
+    /// Learns the blend again from the store's queries when a refit is due (``ReplayOptions/refit``).
+    private func refitBlend() throws -> BlendRefit.Outcome? {
+        try options.refit?.runIfDue(store, current: rules.engine.ranker, at: options.now)
     }
 
     /// Runs `body` with a large page cache on the write connection and, for a file database,
@@ -255,7 +267,9 @@ public final class ReplayRunner: Sendable {
                 start = end
             }
             try reportPrevious(committer, run, reject, progress)
-            return run.summary
+            var summary = run.summary
+            summary.blend = try refitBlend()
+            return summary
         }
     }
 
@@ -464,7 +478,9 @@ public final class ReplayRunner: Sendable {
             for (_, i, slot) in mine {
                 guard case let .success(e) = items[i].event else { continue }
                 do {
-                    let verdict = try rules.stageFeedback(e, appliedBy: owners[e.id], user: &slot.cached) { picks[$0] }
+                    let verdict = try rules.stageFeedback(
+                        e, appliedBy: owners[e.id], user: &slot.cached, position: Int64(items[i].line)
+                    ) { picks[$0] }
                     guard case let .applied(row) = verdict else {
                         verdicts.p[i] = .duplicate
                         continue
