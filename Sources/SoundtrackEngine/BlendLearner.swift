@@ -4,9 +4,10 @@ import SoundtrackContext
 
 /// How a deployment learns its blend from its own feedback (docs/scoring.md, "Learning the blend"):
 /// the newest ``validationShare`` of the queries (``BlendExample``, oldest first) is held out; a
-/// blend is fitted on the rest (``BlendFit``), its penalty pulling it towards the blend in use (a
-/// deployment with few queries stays near it); it is promoted only when its NDCG@``k`` on the
-/// held-out queries beats the blend in use there.
+/// blend is fitted on the rest (``BlendFit``, its penalty pulling towards zero: on the simulated
+/// population a pull towards the blend in use kept the learned blend near the shipped one, 0.039
+/// instead of 0.099 NDCG@10, and on DePaulMovie it cost 0.02); it is promoted only when its
+/// NDCG@``k`` on the held-out queries beats the blend in use there.
 ///
 /// ```swift
 /// let decision = BlendLearner().learn(examples, current: engine.ranker)
@@ -65,7 +66,7 @@ public struct BlendLearner: Sendable {
                 training: 0, validation: 0, ndcg: 0, currentNDCG: 0, lambda: 0)
         }
         let training = Array(usable.dropLast(held)), validation = Array(usable.suffix(held))
-        guard let fit = BlendFit.fit(sources: [training], k: k, prior: current.weights) else {
+        guard let fit = BlendFit.fit(sources: [training], k: k, prior: nil) else {
             return Decision(
                 candidate: nil, promoted: false, reason: "no query to fit on: the blend in use stays", training: training.count,
                 validation: held, ndcg: 0, currentNDCG: 0, lambda: 0)

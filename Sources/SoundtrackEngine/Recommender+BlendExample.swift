@@ -10,10 +10,11 @@ extension Recommender {
     /// The query is made once the event's context and bin are found (the pick's bin, else the bin
     /// chosen for its snapshot) and before the event changes the bin's songs or anything learns
     /// from it: the liked track is ranked among the other candidates a pick for that bin would
-    /// rank (``candidateRows(binIndex:attributes:state:index:rng:)``), past
-    /// ``BlendExample/maxOthers`` a seeded sample of them. Tracks the user rated before stay among
-    /// them: a pick may play them again, and whether it should is what the blend learns from the
-    /// user's own evidence. Making it changes nothing the event does.
+    /// rank (``candidateRows(binIndex:attributes:state:index:rng:)``), less the tracks this listening
+    /// session's feedback was about (``SessionState/tracks``: a pick does not play again what was
+    /// just played), past ``BlendExample/maxOthers`` a seeded sample of them. Tracks the user rated
+    /// in earlier sessions stay among them: a pick may play them again, and whether it should is
+    /// what the blend learns from the user's own evidence. Making it changes nothing the event does.
     /// - Parameter position: the event's place in the feedback log (1 for the first); `nil`: no query.
     public func feedback(
         _ event: FeedbackEvent, pick: PickRecord?, state: inout UserState, position: Int64?
@@ -30,8 +31,10 @@ extension Recommender {
         guard let liked = index.row(of: track) else { return nil }
         refreshRankingCache(&state, index: index)
         var rng = SeededGenerator(seed: seed ^ StableHash.fnv1a(eventId), user: state.user, counter: -2)
+        // The tracks this session's feedback was about are left out, as a pick leaves out what was just played.
+        let played = Set(state.session.tracks.compactMap { index.row(of: $0) })
         var others = candidateRows(binIndex: binIndex, attributes: contextAttributes(x, state: state), state: &state, index: index, rng: &rng)
-            .filter { $0 != liked }
+            .filter { $0 != liked && !played.contains($0) }
         guard !others.isEmpty else { return nil }
         if others.count > BlendExample.maxOthers {
             others.shuffle(using: &rng)

@@ -138,6 +138,7 @@ extension Recommender {
                 attributes: ContextAttributes.of(x, vocabulary: state.vocabulary))
         }
         outcome.dislikeStreak = state.session.dislikeStreak
+        state.session.remember(track: event.track)
         return (outcome, example)
     }
 

@@ -169,14 +169,30 @@ public struct SessionState: Sendable, Equatable, Codable {
     public var switchedTo: Int?
     /// The time of the last pick or feedback.
     public var lastAt: Date?
+    /// The tracks the session's feedback was about, oldest first, each once, at most
+    /// ``trackCapacity``: a query the blend learns from a liked event leaves them out of the
+    /// tracks it ranks the liked one against, as a pick leaves out what was just played.
+    public var tracks: [String]
+    /// The most tracks a session remembers.
+    public static let trackCapacity = 50
 
     /// An empty session.
-    public init(currentBin: Int? = nil, dislikeStreak: Int = 0, avoided: [Int] = [], switchedTo: Int? = nil, lastAt: Date? = nil) {
+    public init(
+        currentBin: Int? = nil, dislikeStreak: Int = 0, avoided: [Int] = [], switchedTo: Int? = nil, lastAt: Date? = nil, tracks: [String] = []
+    ) {
         self.currentBin = currentBin
         self.dislikeStreak = dislikeStreak
         self.avoided = avoided
         self.switchedTo = switchedTo
         self.lastAt = lastAt
+        self.tracks = tracks
+    }
+
+    /// Remembers a track the session's feedback was about (again: it moves to the end).
+    mutating func remember(track: String) {
+        tracks.removeAll { $0 == track }
+        tracks.append(track)
+        if tracks.count > Self.trackCapacity { tracks.removeFirst(tracks.count - Self.trackCapacity) }
     }
 
     /// Whether a session that was last active at `lastAt` is still going at `time`.

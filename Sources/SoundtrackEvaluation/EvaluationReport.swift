@@ -57,7 +57,8 @@ public struct EvaluationReport: Sendable {
     /// end (docs/scoring.md, "Learning the blend"); in the splits where none was due or promoted,
     /// the models' blend. `nil`: not measured (online).
     public var engineLearned: MetricSet?
-    /// Splits where a blend was learned and promoted, of the splits.
+    /// Blends learned and promoted, of the attempts (offline: one a split where 500 or more queries
+    /// came; online: one every 500 new queries).
     public var blendsPromoted = (promoted: 0, splits: 0)
     /// The baselines in ``BaselineKind`` order.
     public var baselines: [(BaselineKind, MetricSet)] = []
@@ -119,10 +120,13 @@ public struct EvaluationReport: Sendable {
             ("metrics", metrics(engine)),
             ("baselines", .object(baselines.map { ($0.0.rawValue, metrics($0.1)) })),
         ]
-        if let engineLearned {
-            pairs.append(("metrics_learned_blend", metrics(engineLearned)))
+        if let engineLearned { pairs.append(("metrics_learned_blend", metrics(engineLearned))) }
+        if blendsPromoted.splits > 0 {
             pairs.append(
-                ("blends_promoted", .object([("promoted", .number(Double(blendsPromoted.promoted))), ("splits", .number(Double(blendsPromoted.splits)))])))
+                (
+                    "blends_promoted",
+                    .object([("promoted", .number(Double(blendsPromoted.promoted))), ("attempts", .number(Double(blendsPromoted.splits)))])
+                ))
         }
         var imp: [(String, JSONValue)] = []
         for metric in ["ndcg_at_k", "like_rate"] {

@@ -9,7 +9,8 @@ import SoundtrackEngine
 /// (``Recommender/pick(_:state:top:)``, learning as in production) and one from each baseline; the
 /// person's hidden taste answers each (``Population/answer(slot:track:eventId:pickId:)``, the same
 /// noise for every recommender), and each recommender learns from its own answers. The engine
-/// learns through ``Recommender/feedback(_:pick:state:)`` with the pick's record; the baselines
+/// learns through ``Recommender/feedback(_:pick:state:position:)`` with the pick's record, and its
+/// blend as `serve` learns it (every 500 new queries, promoted when it wins); the baselines
 /// count likes (the most-popular list is recomputed at the start of each day), explore like the
 /// engine (``exploration``) and, like the engine, never repeat one of the user's last
 /// `repeatWindow` tracks.
@@ -45,8 +46,11 @@ public struct OnlineEvaluator: Sendable {
         report.counts.testEvents = slots.count
 
         let kinds = BaselineKind.allCases
-        let engine = self.engine.with(community: SharedCommunity())
+        var engine = self.engine.with(community: SharedCommunity())
         var states = users.map { engine.newUser($0.id) }
+        // The blend is learned again as `serve` learns it: every 500 new queries, promoted only if it wins.
+        var examples: [BlendExample] = []
+        var position: Int64 = 0, lastAttempt = 0
         var base = [BaselineModel](repeating: BaselineModel(catalog: catalog, seed: population.seed), count: kinds.count)
         var recent = [[[String]]](repeating: [[String]](repeating: [], count: users.count), count: kinds.count)
         let days = population.days
@@ -104,7 +108,19 @@ public struct OnlineEvaluator: Sendable {
                     liked[0][slot.day] += 1
                     likedIn[0][ci] += 1
                 }
-                _ = try engine.feedback(event, pick: record, state: &states[u])
+                position += 1
+                if let example = try engine.feedback(event, pick: record, state: &states[u], position: position).example {
+                    examples.append(example)
+                }
+                if examples.count - lastAttempt >= BlendLearner.every {
+                    lastAttempt = examples.count
+                    let decision = BlendLearner().learn(Array(examples.suffix(BlendLearner.keep)), current: engine.ranker)
+                    if decision.promoted, let model = decision.candidate {
+                        engine = engine.with(ranker: model)
+                        report.blendsPromoted.promoted += 1
+                    }
+                    report.blendsPromoted.splits += 1
+                }
             }
             pairs[u].append((record.binNumber, slot.context))
             let at = slot.snapshot.at.date

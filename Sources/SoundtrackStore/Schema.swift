@@ -338,7 +338,8 @@ enum Schema {
             //   before each event was learned: `width` signals a candidate, the liked track's first,
             //   as little-endian Float32s; a sample of the log, the newest kept (``Store/pruneBlendExamples(keep:)``);
             // - ranker_blends: every blend fitted, promoted or not, with what judged it; the one in
-            //   use is `store_settings.ranker_blend` (absent or 0: the models' own blend).
+            //   use is `store_settings.ranker_blend` (absent or 0: the models' own blend);
+            // - sessions.tracks: the tracks the session's feedback was about (``SessionState/tracks``).
             try db.execute(sql: """
                 CREATE TABLE blend_examples (
                     id INTEGER PRIMARY KEY,
@@ -348,6 +349,7 @@ enum Schema {
                     signals BLOB NOT NULL CHECK (length(signals) % (4 * width) = 0 AND length(signals) >= 8 * width),
                     UNIQUE (user_id, applied_seq)
                 );
+                ALTER TABLE sessions ADD COLUMN tracks TEXT NOT NULL DEFAULT '[]';
                 CREATE TABLE ranker_blends (
                     version INTEGER PRIMARY KEY CHECK (version >= 1),
                     created_at REAL NOT NULL,

@@ -103,7 +103,7 @@ extension Store {
             parts[pl.text(0)]?.places.append(LearnedPlace(id: pl.text(1), lat: pl.double(2), lon: pl.double(3), count: pl.int(4)))
         }
         let se = try RawStatement(db, """
-            SELECT user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks
+            SELECT user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks, tracks
             FROM sessions WHERE user_id IN \(wanted)
             """, text: ids)
         while try se.step() {
@@ -115,6 +115,7 @@ extension Store {
             p.session.switchedTo = se.isNull(4) ? nil : se.int(4)
             p.session.lastAt = se.isNull(5) ? nil : Date(timeIntervalSince1970: se.double(5))
             p.recent = try Self.decodeStrings(se.text(6), user: user)
+            p.session.tracks = try Self.decodeStrings(se.text(7), user: user, column: "tracks")
         }
         // The sequence and time of each user's last applied event (SQLite takes the bare column `at`
         // from the row holding the maximum).

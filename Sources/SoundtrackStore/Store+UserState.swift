@@ -54,6 +54,7 @@ extension Store {
             session.switchedTo = s["switched_to"]
             session.lastAt = (s["last_at"] as Double?).map { Date(timeIntervalSince1970: $0) }
             recent = try Self.decodeStrings(s["recent_tracks"], user: user)
+            session.tracks = try Self.decodeStrings(s["tracks"], user: user, column: "tracks")
         }
         return UserState(
             user: user, bins: bins, weights: weights, places: PlaceBook(places: places), session: session,
@@ -280,11 +281,11 @@ extension Store {
         }
         let s = state.session
         let session = try RawStatement(db, cached: """
-            INSERT INTO sessions (user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO sessions (user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks, tracks)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(user_id) DO UPDATE SET current_bin = excluded.current_bin, dislike_streak = excluded.dislike_streak,
                 avoided = excluded.avoided, switched_to = excluded.switched_to, last_at = excluded.last_at,
-                recent_tracks = excluded.recent_tracks
+                recent_tracks = excluded.recent_tracks, tracks = excluded.tracks
             """)
         try session.bind(1, user)
         try session.bind(2, s.currentBin)
@@ -293,6 +294,7 @@ extension Store {
         try session.bind(5, s.switchedTo)
         try session.bind(6, s.lastAt?.timeIntervalSince1970)
         try session.bind(7, utf8: encodeStrings(state.recentTracks))
+        try session.bind(8, utf8: encodeStrings(s.tracks))
         try session.execute()
         state.changes = UserState.Changes()
     }
@@ -490,12 +492,12 @@ extension Store {
         return ints
     }
 
-    /// The session's recent tracks from their JSON text.
+    /// A session's track list (`recent_tracks`, `tracks`) from its JSON text.
     /// - Throws: ``StoreError/corruptSession(user:column:)`` when the text is not an array of strings.
-    static func decodeStrings(_ s: String, user: String) throws(StoreError) -> [String] {
-        guard case let .array(items)? = try? JSONParser.parse(s) else { throw .corruptSession(user: user, column: "recent_tracks") }
+    static func decodeStrings(_ s: String, user: String, column: String = "recent_tracks") throws(StoreError) -> [String] {
+        guard case let .array(items)? = try? JSONParser.parse(s) else { throw .corruptSession(user: user, column: column) }
         return try items.map { v throws(StoreError) in
-            guard case let .string(x) = v else { throw .corruptSession(user: user, column: "recent_tracks") }
+            guard case let .string(x) = v else { throw .corruptSession(user: user, column: column) }
             return x
         }
     }

@@ -115,6 +115,40 @@ struct BlendTests {
         }
     }
 
+    @Test("A query leaves out the tracks this listening session's feedback was about; a new session forgets them")
+    func queryLeavesOutTheSession() throws {
+        let engine = Fixtures.engine().with(community: SharedCommunity())
+        var state = engine.newUser("u-1")
+        let tracks = Fixtures.catalog.tracks.prefix(8).map(\.id)
+        func like(_ i: Int, at time: String) throws -> BlendExample? {
+            let snapshot = Fixtures.library(at: time)
+            let event = FeedbackEvent(id: "e-\(i)-\(time)", user: "u-1", at: snapshot.at, track: tracks[i], signal: .like, snapshot: snapshot)
+            return try engine.feedback(event, pick: nil, state: &state, position: 1).example
+        }
+        // Three likes a few minutes apart: one session.
+        for (i, minute) in [(0, 40), (1, 44), (2, 48)] { _ = try like(i, at: "2026-03-11T09:\(minute):00+01:00") }
+        #expect(state.session.tracks == Array(tracks.prefix(3)))
+        // A query ranks the liked track among the bin's candidates less the session's tracks: with every
+        // candidate but the liked one in the session, nothing is left to rank it against.
+        let index = Fixtures.catalog
+        var probe = state
+        var rng = SeededGenerator(seed: 1)
+        let pool = engine.candidateRows(binIndex: 0, attributes: [], state: &probe, index: index, rng: &rng)
+        #expect(pool.count > 10)
+        let x = engine.features(of: Fixtures.library(at: "2026-03-11T09:52:00+01:00"), state: &probe)
+        let liked = index.tracks[pool[0]].id
+        var open = state
+        #expect(engine.blendExample(liked: liked, x: x, binIndex: 0, eventId: "q", state: &open)?.candidates == min(64, pool.count))
+        var full = state
+        full.session.tracks = pool.map { index.tracks[$0].id }
+        #expect(engine.blendExample(liked: liked, x: x, binIndex: 0, eventId: "q", state: &full) == nil)
+        full.session.tracks = pool.dropFirst(4).map { index.tracks[$0].id }
+        #expect(engine.blendExample(liked: liked, x: x, binIndex: 0, eventId: "q", state: &full)?.candidates == 4)
+        // A day later: a new session, which starts from the new event only.
+        _ = try like(4, at: "2026-03-12T09:40:00+01:00")
+        #expect(state.session.tracks == [tracks[4]])
+    }
+
     @Test("Sampling: every event of the log's first part teaches, later a share that shrinks with the position, by the event's id alone")
     func sampling() {
         let dense = BlendExampleSampling.dense
