@@ -158,6 +158,7 @@ let package = Package(
             name: "SoundtrackCLITests",
             dependencies: [
                 "SoundtrackApp", "SoundtrackRules", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                "SoundtrackEvaluation",
                 "SoundtrackTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

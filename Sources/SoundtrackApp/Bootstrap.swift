@@ -52,13 +52,19 @@ public enum Bootstrap {
     /// Opens the database at `path` (creating it), and when the database has no tracks yet loads
     /// the bundled catalog (``bundledCatalog(candidates:)``); `nil` candidates: never load one. Users'
     /// states behind their feedback are brought up to date (``SoundtrackService/catchUp()``).
-    /// - Parameter emailKey: the key of the users' email hashes (`nil`: the store's default, the key
-    ///   file beside the database).
+    /// - Parameters:
+    ///   - emailKey: the key of the users' email hashes (`nil`: the store's default, the key file
+    ///     beside the database).
+    ///   - community: load the community model of all users' feedback (commands that rank tracks or
+    ///     apply feedback).
+    ///   - writesCommunity: write the model at once when it had events after the stored one (a
+    ///     command that will write it as it goes: replay, serve, feedback); a model rebuilt from the
+    ///     whole log is written whatever this says.
     /// - Returns: the service, and where the catalog loaded now came from (``BundledCatalog/name``)
     ///   with the import report.
     public static func open(
         path: String, models: Models, seed: UInt64, catalogCandidates: [URL]?, durable: Bool = true,
-        emailKey: EmailKeySource? = nil, community: Bool = false, logger: Logger = Logger(label: "soundtrack")
+        emailKey: EmailKeySource? = nil, community: Bool = false, writesCommunity: Bool = false, logger: Logger = Logger(label: "soundtrack")
     ) throws -> (service: SoundtrackService, imported: (source: String, report: CatalogReadReport)?) {
         let store: Store
         do {
@@ -78,9 +84,11 @@ public enum Bootstrap {
         var engine = Recommender(
             config: models.config, catalog: IndexCatalog(CatalogIndex(tracks: [])), priors: models.priors, seed: seed, ranker: ranker)
         if community {
-            // The collaborative and popularity signals of the ranker: rebuilt from the feedback log,
-            // then kept current by every event this process applies.
-            engine = engine.with(community: SharedCommunity(try store.rebuildCommunity()))
+            // The collaborative and popularity signals of the ranker: the stored model (its rows read
+            // as picks need them) and the events after it, then kept current by every event this
+            // process applies (docs/architecture.md, "The community model").
+            let loaded = try store.loadCommunity(write: writesCommunity)
+            engine = engine.with(community: SharedCommunity(loaded.model, seq: loaded.seq))
         }
         logger.debug("opened database", metadata: ["path": "\(path)", "seed": "\(seed)"])
         let service = SoundtrackService(store: store, engine: engine, logger: logger)

@@ -9,7 +9,7 @@ import SoundtrackStore
 
 /// `eval ratings --through-store`: each fold through a new database file and the code the commands
 /// run, as a user would meet the engine: `catalog import` of the items, the users added, `replay
-/// --no-fit` of the training log, `batch --read-only --top 100` of the test pairs' snapshots (the
+/// --no-fit` of the training log (with the community model, as `replay` opens the database), `batch --read-only --top 100` of the test pairs' snapshots (the
 /// models' blend); then the refit `replay` makes at its end (``BlendRefit``) and, when it promoted a
 /// blend, the same batch again in a new process's way (the database opened afresh, its blend in
 /// use). The database is deleted after the fold.
@@ -65,7 +65,8 @@ public struct RatingsThroughStore: RatingsEngineRun {
         options.refit = nil
         let log = Self.jsonLines(fold.events.map { $0.json() })
         var rejected: [LineError] = []
-        _ = try ReplayRunner(service: service, options: options).run(read: Self.reader(log), reject: { rejected.append($0) })
+        // `replay` in a new process: the database opened with its community model.
+        _ = try ReplayRunner(service: try open(path, community: true), options: options).run(read: Self.reader(log), reject: { rejected.append($0) })
         if let first = rejected.first { throw first }
     }
 
@@ -96,7 +97,7 @@ public struct RatingsThroughStore: RatingsEngineRun {
     func open(_ path: String, community: Bool = false) throws -> SoundtrackService {
         try Bootstrap.open(
             path: path, models: models, seed: seed, catalogCandidates: nil, durable: false, emailKey: .key(.random()), community: community,
-            logger: Logger(label: "soundtrack.eval")
+            writesCommunity: community, logger: Logger(label: "soundtrack.eval")
         )
         .service
     }

@@ -27,6 +27,33 @@ public struct Community: Sendable, Equatable {
         public var likers: Int32 = 0
         /// Distinct people who reacted to it at all.
         public var raters: Int32 = 0
+
+        /// Counts from their four values.
+        public init(likes: Int32 = 0, events: Int32 = 0, likers: Int32 = 0, raters: Int32 = 0) {
+            self.likes = likes
+            self.events = events
+            self.likers = likers
+            self.raters = raters
+        }
+    }
+
+    /// What a model kept in a store holds for everyone, read when it is loaded: the counts of every
+    /// track, the most liked, the scale and the events recorded.
+    public struct Header: Sendable, Equatable {
+        public var stats: [Int: Stats]
+        public var top: [Int]
+        public var maxLikes: Int32
+        public var maxRaters: Int32
+        public var version: UInt64
+
+        /// Creates a header.
+        public init(stats: [Int: Stats], top: [Int], maxLikes: Int32, maxRaters: Int32, version: UInt64) {
+            self.stats = stats
+            self.top = top
+            self.maxLikes = maxLikes
+            self.maxRaters = maxRaters
+            self.version = version
+        }
     }
 
     /// How many of a person's earlier liked (and reacted-to) tracks a new one is paired with: the
@@ -34,7 +61,7 @@ public struct Community: Sendable, Equatable {
     public static let pairWindow = 100
 
     private(set) var stats: [Int: Stats] = [:]
-    /// Co-like counts: how many people liked both tracks.
+    /// Co-like counts: how many people liked both tracks (the rows ``loaded`` from the base, or new).
     private(set) var coLiked: [Int: [Int: Int32]] = [:]
     /// Co-reaction counts: how many people reacted to both tracks.
     private(set) var coRated: [Int: [Int: Int32]] = [:]
@@ -53,17 +80,52 @@ public struct Community: Sendable, Equatable {
     public private(set) var version: UInt64 = 0
     /// The ``topCapacity`` most liked tracks, most first (ties: the lower row), kept as likes are
     /// recorded, so that ``mostLiked(_:)`` does not sort every track.
-    private var top: [Int] = []
+    private(set) var top: [Int] = []
     /// How many of the most liked tracks are kept in order.
-    static let topCapacity = 64
+    public static let topCapacity = 64
     /// Per context attribute, the ``contextTopCapacity`` tracks most liked in it, most first (ties:
     /// the lower row), kept as likes are recorded (``contextMostLiked(_:limit:)``).
-    private var contextTop: [UInt64: [Int]] = [:]
+    private(set) var contextTop: [UInt64: [Int]] = [:]
     /// How many of the most liked tracks of each attribute are kept in order.
-    static let contextTopCapacity = 32
+    public static let contextTopCapacity = 32
+
+    /// Where the co-occurrences, contexts and people not in memory yet are read from (a model kept
+    /// in a store, ``CommunityBase``); `nil`: everything is in memory.
+    private let base: (any CommunityBase)?
+    /// Rows, people and attributes whose values are in memory (read from the base or recorded).
+    private var loadedRows: Set<Int> = []
+    private var loadedPeople: Set<String> = []
+    private var loadedTops: Set<UInt64> = []
+    /// What changed since the model was loaded or last written (``changes``).
+    public private(set) var changed = Changes()
+
+    /// The parts of a model that changed since it was loaded or written.
+    public struct Changes: Sendable, Equatable {
+        public var rows: Set<Int> = []
+        public var people: Set<String> = []
+        public var attributes: Set<UInt64> = []
+        /// Events recorded.
+        public var events = 0
+
+        /// No change.
+        public init() {}
+    }
 
     /// An empty model.
-    public init() {}
+    public init() {
+        base = nil
+    }
+
+    /// A model kept in a store: the header now, the rest from `base` as it is needed.
+    public init(header: Header, base: any CommunityBase) {
+        self.base = base
+        stats = header.stats
+        for (row, s) in header.stats where row >= 0 { notePeople(row, s) }
+        top = header.top
+        maxLikes = header.maxLikes
+        maxRaters = header.maxRaters
+        version = header.version
+    }
 
     /// The counts of a track (zeros when nobody reacted to it).
     public func stats(of row: Int) -> Stats { stats[row] ?? Stats() }
@@ -72,11 +134,18 @@ public struct Community: Sendable, Equatable {
     /// a context described by its attributes.
     public mutating func record(user: String, row: Int, like: Bool, dislike: Bool, attributes: [UInt64]) {
         version &+= 1
+        changed.events += 1
+        loadPerson(user)
+        load(row)
+        changed.people.insert(user)
+        changed.rows.insert(row)
         var s = stats[row] ?? Stats()
         s.events += 1
         if ratedSet[user, default: []].insert(row).inserted {
             s.raters += 1
             for other in rated[user, default: []].suffix(Self.pairWindow) {
+                load(other)
+                changed.rows.insert(other)
                 coRated[row, default: [:]][other, default: 0] += 1
                 coRated[other, default: [:]][row, default: 0] += 1
             }
@@ -87,6 +156,8 @@ public struct Community: Sendable, Equatable {
             if likedSet[user, default: []].insert(row).inserted {
                 s.likers += 1
                 for other in liked[user, default: []].suffix(Self.pairWindow) {
+                    load(other)
+                    changed.rows.insert(other)
                     coLiked[row, default: [:]][other, default: 0] += 1
                     coLiked[other, default: [:]][row, default: 0] += 1
                 }
@@ -98,9 +169,33 @@ public struct Community: Sendable, Equatable {
             }
         }
         stats[row] = s
+        notePeople(row, s)
         maxLikes = max(maxLikes, s.likes)
         maxRaters = max(maxRaters, s.raters)
         if like { raiseInTop(row) }
+    }
+
+    /// Brings a row's co-occurrences and contexts into memory from the base (once).
+    private mutating func load(_ row: Int) {
+        guard let base, loadedRows.insert(row).inserted else { return }
+        if let co = base.coLiked(row), !co.isEmpty { coLiked[row] = co.dictionary }
+        if let co = base.coRated(row), !co.isEmpty { coRated[row] = co.dictionary }
+        if let c = base.contexts(row), !c.isEmpty { contextLikes[row] = c }
+    }
+
+    /// Brings a person's pairing windows into memory from the base (once).
+    private mutating func loadPerson(_ user: String) {
+        guard let base, loadedPeople.insert(user).inserted, let p = base.person(user) else { return }
+        liked[user] = p.liked
+        rated[user] = p.rated
+        likedSet[user] = Set(p.liked)
+        ratedSet[user] = Set(p.rated)
+    }
+
+    /// Brings an attribute's most liked into memory from the base (once).
+    private mutating func loadTop(_ attribute: UInt64) {
+        guard let base, loadedTops.insert(attribute).inserted, let rows = base.contextTop(attribute) else { return }
+        contextTop[attribute] = rows
     }
 
     /// Moves a track whose likes grew to its place among the most liked.
@@ -111,6 +206,10 @@ public struct Community: Sendable, Equatable {
 
     /// Moves a track whose likes in a context attribute grew to its place among that attribute's most liked.
     private mutating func raiseInContextTop(_ row: Int, attribute: UInt64) {
+        loadTop(attribute)
+        changed.attributes.insert(attribute)
+        // The other rows of the list are read through the base when they are not in memory.
+        for other in contextTop[attribute] ?? [] { load(other) }
         let counts = contextLikes
         Self.raise(row, in: &contextTop[attribute, default: []], capacity: Self.contextTopCapacity) { counts[$0]?[attribute] ?? 0 }
     }
@@ -138,6 +237,29 @@ public struct Community: Sendable, Equatable {
         }
     }
 
+    /// Visits a row's co-likes (``coLiked``) or co-reactions, from memory or the base.
+    func forEachCoOccurrence(_ row: Int, liked useLikes: Bool, _ body: (Int, Int32) -> Void) {
+        if base == nil || loadedRows.contains(row) {
+            guard let co = (useLikes ? coLiked : coRated)[row] else { return }
+            for (j, n) in co { body(j, n) }
+            return
+        }
+        guard let co = useLikes ? base!.coLiked(row) : base!.coRated(row) else { return }
+        co.forEach(body)
+    }
+
+    /// A row's like events by context attribute, from memory or the base.
+    func contexts(_ row: Int) -> [UInt64: Int32]? {
+        if base == nil || loadedRows.contains(row) { return contextLikes[row] }
+        return base!.contexts(row)
+    }
+
+    /// An attribute's most liked, from memory or the base.
+    func mostLiked(attribute: UInt64) -> [Int] {
+        if base == nil || loadedTops.contains(attribute) { return contextTop[attribute] ?? [] }
+        return base!.contextTop(attribute) ?? []
+    }
+
     /// The tracks most liked in contexts sharing the attributes, most first by
     /// ``contextLikes(of:attributes:)`` (ties: the lower row), at most `limit`, drawn from each
     /// attribute's most liked (``contextTopCapacity`` of each): what a pick adds to its candidates
@@ -145,7 +267,7 @@ public struct Community: Sendable, Equatable {
     public func contextMostLiked(_ attributes: [UInt64], limit: Int) -> [Int] {
         guard limit > 0 else { return [] }
         var rows: [Int] = []
-        for a in attributes { rows += contextTop[a] ?? [] }
+        for a in attributes { rows += mostLiked(attribute: a) }
         rows.sort()
         var scored: [(row: Int, likes: Float)] = []
         var last = -1
@@ -161,32 +283,61 @@ public struct Community: Sendable, Equatable {
     /// (cosine of the tracks' people vectors; a track of the profile scores by the profile's other
     /// tracks, so that the user's own tracks and new ones are on one scale): `liked` uses
     /// co-likes and distinct likers, else co-reactions and distinct raters.
+    ///
+    /// Summed in a dense array by row (each track's terms in profile order, as a dictionary summed
+    /// them), with every track's people count read from ``people``: a user's hundreds of liked
+    /// tracks, each with hundreds of co-occurrences, cost no hash lookups.
     public func neighbourScores(of profile: [Int], liked useLikes: Bool) -> [Int: Float] {
-        var out: [Int: Float] = [:]
+        let counts = useLikes ? people.likers : people.raters
+        var sums = [Float](repeating: 0, count: counts.count)
+        var seen = [Bool](repeating: false, count: counts.count)
+        var touched: [Int] = []
         for l in profile {
-            guard let row = (useLikes ? coLiked : coRated)[l] else { continue }
-            let nl = Float(useLikes ? stats(of: l).likers : stats(of: l).raters)
+            let nl = Float(l < counts.count ? counts[l] : 0)
             guard nl > 0 else { continue }
-            for (j, co) in row {
-                let nj = Float(useLikes ? stats(of: j).likers : stats(of: j).raters)
-                guard nj > 0 else { continue }
-                out[j, default: 0] += Float(co) / (nl * nj).squareRoot()
+            forEachCoOccurrence(l, liked: useLikes) { j, co in
+                let nj = Float(j < counts.count ? counts[j] : 0)
+                guard nj > 0 else { return }
+                if !seen[j] {
+                    seen[j] = true
+                    touched.append(j)
+                }
+                sums[j] += Float(co) / (nl * nj).squareRoot()
             }
         }
+        var out: [Int: Float] = [:]
+        out.reserveCapacity(touched.count)
+        for j in touched { out[j] = sums[j] }
         return out
+    }
+
+    /// Every track's distinct likers and raters by row (``Stats/likers``, ``Stats/raters``), kept
+    /// beside ``stats`` for the collaborative scores.
+    private(set) var people = (likers: [Int32](), raters: [Int32]())
+
+    /// Keeps ``people`` current for a row whose counts changed.
+    private mutating func notePeople(_ row: Int, _ s: Stats) {
+        if row >= people.likers.count {
+            let n = max(row + 1, people.likers.count * 2)
+            people.likers += [Int32](repeating: 0, count: n - people.likers.count)
+            people.raters += [Int32](repeating: 0, count: n - people.raters.count)
+        }
+        people.likers[row] = s.likers
+        people.raters[row] = s.raters
     }
 
     /// `Σ_{a ∈ attributes} likes of the track in a` (like events of the track in contexts sharing
     /// each attribute).
     public func contextLikes(of row: Int, attributes: [UInt64]) -> Float {
-        guard let counts = contextLikes[row] else { return 0 }
+        guard let counts = contexts(row) else { return 0 }
         var sum: Int32 = 0
         for a in attributes { sum += counts[a] ?? 0 }
         return Float(sum)
     }
 
     /// The tracks with the most likes in contexts sharing the attributes (``contextLikes(of:attributes:)``),
-    /// most first (ties: the lower row), at most `limit`.
+    /// most first (ties: the lower row), at most `limit`: over every track in memory (the
+    /// evaluators' baselines; a model read from a store lists only the tracks it loaded).
     public func contextOrder(_ attributes: [UInt64], limit: Int) -> [Int] {
         contextLikes.compactMap { row, counts -> (Int, Int32)? in
             var sum: Int32 = 0
@@ -202,10 +353,62 @@ public struct Community: Sendable, Equatable {
         return stats.filter { $0.value.likes > 0 }.sorted { ($0.value.likes, $1.key) > ($1.value.likes, $0.key) }.prefix(k).map(\.key)
     }
 
-    /// Equal when the counts are (the per-person pairing windows follow from the same events).
+    // MARK: - Writing to a store
+
+    /// The header to write (every track's counts, the most liked, the scale, the events).
+    public var header: Header {
+        Header(stats: stats, top: top, maxLikes: maxLikes, maxRaters: maxRaters, version: version)
+    }
+
+    /// A changed row's co-likes, co-reactions and contexts (in memory: a changed row is loaded).
+    public func record(ofRow row: Int) -> (coLiked: [Int: Int32], coRated: [Int: Int32], contexts: [UInt64: Int32]) {
+        (coLiked[row] ?? [:], coRated[row] ?? [:], contextLikes[row] ?? [:])
+    }
+
+    /// A changed person's pairing windows.
+    public func windows(of user: String) -> (liked: [Int], rated: [Int]) {
+        (liked[user] ?? [], rated[user] ?? [])
+    }
+
+    /// A changed attribute's most liked.
+    public func top(of attribute: UInt64) -> [Int] {
+        contextTop[attribute] ?? []
+    }
+
+    /// Forgets what changed: it was written.
+    public mutating func markWritten() {
+        changed = Changes()
+    }
+
+    /// Marks changes again (a write that failed).
+    public mutating func remark(_ c: Changes) {
+        changed.rows.formUnion(c.rows)
+        changed.people.formUnion(c.people)
+        changed.attributes.formUnion(c.attributes)
+        changed.events += c.events
+    }
+
+    /// Equal when the counts are (the per-person pairing windows follow from the same events); for
+    /// models whose rows are all in memory.
     public static func == (a: Community, b: Community) -> Bool {
         a.stats == b.stats && a.coLiked == b.coLiked && a.coRated == b.coRated && a.contextLikes == b.contextLikes
     }
+}
+
+/// Where a ``Community`` kept in a store reads what it has not in memory yet, row by row: the
+/// co-occurrences and contexts of a track, a person's pairing windows, an attribute's most liked.
+/// Implementations cache what they read; the model reads each row at most once for its writes.
+public protocol CommunityBase: Sendable {
+    /// A row's co-likes (`nil`: none).
+    func coLiked(_ row: Int) -> CoOccurrences?
+    /// A row's co-reactions.
+    func coRated(_ row: Int) -> CoOccurrences?
+    /// A row's like events by context attribute.
+    func contexts(_ row: Int) -> [UInt64: Int32]?
+    /// A person's liked and reacted-to tracks, oldest first.
+    func person(_ user: String) -> (liked: [Int], rated: [Int])?
+    /// An attribute's most liked tracks, most first.
+    func contextTop(_ attribute: UInt64) -> [Int]?
 }
 
 /// The context of an event as attributes shared by all users (`daypart=morning`, `weekend`,
@@ -250,5 +453,37 @@ public enum ContextAttributes {
         static let todCos = FeatureLayout.require("time.tod_cos")
         static let weekend = FeatureLayout.require("time.weekend")
         static let temp = FeatureLayout.require("weather.temp")
+    }
+}
+
+/// One row's co-occurrence counts as a stored model keeps them: other rows and counts, by row.
+public struct CoOccurrences: Sendable {
+    public var rows: [Int32]
+    public var counts: [Int32]
+
+    /// Counts from their rows and counts (the same length).
+    public init(rows: [Int32], counts: [Int32]) {
+        precondition(rows.count == counts.count, "a count a row")
+        self.rows = rows
+        self.counts = counts
+    }
+
+    public var isEmpty: Bool { rows.isEmpty }
+
+    /// Visits each (row, count).
+    public func forEach(_ body: (Int, Int32) -> Void) {
+        rows.withUnsafeBufferPointer { r in
+            counts.withUnsafeBufferPointer { c in
+                for i in 0..<r.count { body(Int(r[i]), c[i]) }
+            }
+        }
+    }
+
+    /// As a dictionary, to be counted in.
+    public var dictionary: [Int: Int32] {
+        var out: [Int: Int32] = [:]
+        out.reserveCapacity(rows.count)
+        forEach { out[$0] = $1 }
+        return out
     }
 }

@@ -16,6 +16,9 @@ public struct FeedbackOutcome: Sendable, Equatable {
     public var switchedTo: Int?
     /// A bin made for the event's context (a snapshot no bin fitted, or a switch with nowhere to go).
     public var createdBin: Int?
+    /// The event's context as all users share it (``ContextAttributes``): what the community counted
+    /// it in.
+    public var attributes: [UInt64] = []
 }
 
 extension Recommender {
@@ -132,10 +135,11 @@ extension Recommender {
         }
         // A rating of 3 is neither: it is kept with the song (above) and changes nothing else.
         state.evidenceVersion &+= 1
+        // The context as all users share it: what the community counts the event in, and what the
+        // event's row keeps so that a model kept in a store can count it again (docs/scoring.md).
+        outcome.attributes = ContextAttributes.of(x, vocabulary: state.vocabulary)
         if let community, let row = catalog.index().row(of: event.track) {
-            community.record(
-                user: state.user, row: row, like: event.isLike, dislike: event.isDislike,
-                attributes: ContextAttributes.of(x, vocabulary: state.vocabulary))
+            community.record(user: state.user, row: row, like: event.isLike, dislike: event.isDislike, attributes: outcome.attributes)
         }
         outcome.dislikeStreak = state.session.dislikeStreak
         state.session.remember(track: event.track)

@@ -255,8 +255,8 @@ extension Recommender {
             for (row, v) in knn { cache.knn[row] = v / nl }
             cache.knnRated = RowTable(capacity: knnRated.count)
             for (row, v) in knnRated { cache.knnRated[row] = v / nr }
-            cache.knnOrder = knn.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(limit).map(\.key)
-            cache.knnRatedOrder = knnRated.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(limit).map(\.key)
+            cache.knnOrder = Self.strongest(knn, limit)
+            cache.knnRatedOrder = Self.strongest(knnRated, limit)
             cache.popular = popular
         }
         // Sound neighbours and profiles of bins stay valid while the bin is the same (those of bins
@@ -266,6 +266,16 @@ extension Recommender {
             if let entry = current.binProfile[bin.number] { cache.binProfile[bin.number] = entry }
         }
         state.rankingCache = cache
+    }
+
+    /// The `limit` rows of highest score, highest first (ties: the lower row), kept by ``TopK``
+    /// instead of sorting them all.
+    static func strongest(_ scores: [Int: Float], _ limit: Int) -> [Int] {
+        TopK<(row: Int, score: Float)>.best(
+            capacity: min(limit, scores.count),
+            { top in
+                for (row, score) in scores { top.offer((row, score)) { a, b in a.score != b.score ? a.score > b.score : a.row < b.row } }
+            }, \.row)
     }
 
     /// The tracks a pick ranks: the chosen bin's songs, the user's own liked tracks from any bin,

@@ -124,6 +124,15 @@ public final class SoundtrackService: Sendable {
         }
     }
 
+    /// Writes what the engine's community model counted since it was loaded or last written
+    /// (``Store/checkpointCommunity(_:)``); nothing for an engine without a model from the store.
+    /// - Returns: whether it was written.
+    @discardableResult
+    public func checkpointCommunity() throws -> Bool {
+        guard let shared = engine.community as? SharedCommunity else { return false }
+        return try store.checkpointCommunity(shared) != nil
+    }
+
     /// A user's whole engine state.
     /// - Throws: ``RuleError/unknownUser(_:)``; database errors.
     public func state(user: String) throws -> UserState {

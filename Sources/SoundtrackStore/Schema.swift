@@ -366,6 +366,43 @@ enum Schema {
                 );
                 """)
         }
+        m.registerMigration("v13", foreignKeyChecks: .immediate) { db in
+            // The community model kept current instead of rebuilt from the whole log by every
+            // process that ranks (docs/architecture.md, "The community model"): `community` holds
+            // what every process reads at once (every track's counts, the most liked, the scale,
+            // the events counted, and `seq`: every feedback row up to it is counted); the rest is
+            // read row by row as a pick needs it. `feedback.context` keeps the context attributes
+            // an event was counted in, so that rows after `seq` are counted again exactly. A
+            // database without a `community` row has its model rebuilt from the log once, by the
+            // first process that ranks tracks, which writes it.
+            try db.execute(sql: """
+                ALTER TABLE feedback ADD COLUMN context BLOB;
+                CREATE TABLE community (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    seq INTEGER NOT NULL CHECK (seq >= 0),
+                    version INTEGER NOT NULL,
+                    max_likes INTEGER NOT NULL,
+                    max_raters INTEGER NOT NULL,
+                    stats BLOB NOT NULL CHECK (length(stats) % 16 = 0),
+                    top BLOB NOT NULL CHECK (length(top) % 4 = 0)
+                );
+                CREATE TABLE community_tracks (
+                    row INTEGER PRIMARY KEY CHECK (row >= 0),
+                    co_liked BLOB NOT NULL CHECK (length(co_liked) % 8 = 0),
+                    co_rated BLOB NOT NULL CHECK (length(co_rated) % 8 = 0),
+                    contexts BLOB NOT NULL CHECK (length(contexts) % 12 = 0)
+                );
+                CREATE TABLE community_tops (
+                    attribute INTEGER PRIMARY KEY,
+                    rows BLOB NOT NULL CHECK (length(rows) % 4 = 0)
+                );
+                CREATE TABLE community_people (
+                    user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    liked BLOB NOT NULL CHECK (length(liked) % 4 = 0),
+                    rated BLOB NOT NULL CHECK (length(rated) % 4 = 0)
+                ) WITHOUT ROWID;
+                """)
+        }
         return m
     }
 

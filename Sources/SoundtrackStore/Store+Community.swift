@@ -3,55 +3,252 @@ import GRDB
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
+import Synchronization
+
+/// A ``Community`` as a process loads it from the database: the model, and the feedback row up
+/// to which it counts every row.
+public struct LoadedCommunity: Sendable {
+    /// The model (its rows read from the database as they are needed).
+    public var model: Community
+    /// Every feedback row up to this rowid is counted in the model.
+    public var seq: Int64
+    /// Feedback rows counted again because the stored model did not hold them yet (the tail).
+    public var tail: Int
+    /// Whether the model was rebuilt from the whole log (a database without a stored model).
+    public var rebuilt: Bool
+}
 
 extension Store {
-    /// The ``Community`` model of what all users taught, rebuilt from the feedback log: every applied
-    /// event in the order it was applied (row order), its track by its row in the catalog index (the
-    /// same index, and so the same rows, as the engine's), like or dislike as the event's signal says
-    /// (``FeedbackEvent/isLike``, ``FeedbackEvent/isDislike``), and the context attributes of the
-    /// event's pick (its stored features, named through the user's vocabulary). An event without a
-    /// pick counts in likes and co-likes but in no context. Events of tracks no longer in the
-    /// catalog are skipped.
-    ///
-    /// A process that ranks tracks (pick, batch, serve) rebuilds the model once when it opens the
-    /// database; the engine then records every event it applies (docs/scoring.md, "Ranking tracks").
-    /// - Throws: ``StoreError`` for a user row whose vocabulary does not read; database errors.
-    public func rebuildCommunity() throws -> Community {
-        try database.read { db in
-            let index = try catalogIndex.get { CatalogIndex(tracks: try Self.indexTracks(db)) }
-            var community = Community()
-            var vocabularies: [String: FeatureVocabulary] = [:]
-            let rows = try RawStatement(
-                db,
-                """
-                SELECT f.user_id, f.track_id, f.signal, f.rating, p.features, p.mask, u.rowid, u.place_names, u.tag_names
-                FROM feedback f JOIN users u ON u.id = f.user_id LEFT JOIN picks p ON p.id = f.pick_id
-                ORDER BY f.rowid
-                """)
-            while try rows.step() {
-                guard let row = index.row(of: rows.text(1)), let signal = Signal(rawValue: rows.text(2)) else { continue }
-                let rating: Int? = rows.isNull(3) ? nil : rows.int(3)
-                let like = signal.isLike(rating: rating), dislike = signal.isDislike(rating: rating)
-                let user = rows.text(0)
-                var attributes: [UInt64] = []
-                if !rows.isNull(4), !rows.isNull(5) {
-                    let values = rows.floats(4)
-                    if values.count == FeatureLayout.dimension, let mask = VectorCoding.decode(mask: rows.bytes(5), count: values.count) {
-                        let vocabulary: FeatureVocabulary
-                        if let v = vocabularies[user] {
-                            vocabulary = v
-                        } else {
-                            vocabulary = try Self.decodeUserLists(
-                                row: rows.int64(6), placeNames: rows.text(7), tagNames: rows.text(8), mergedInto: "[]"
-                            ).0
-                            vocabularies[user] = vocabulary
-                        }
-                        attributes = ContextAttributes.of(FeatureVector(values: values, mask: mask), vocabulary: vocabulary)
-                    }
-                }
-                community.record(user: user, row: row, like: like, dislike: dislike, attributes: attributes)
+    /// Loads the community model of what all users taught (docs/architecture.md, "The community
+    /// model"): what every pick needs of it at once (every track's counts, the most liked, the
+    /// scale) from the `community` row, the rest row by row as picks need it, and the feedback rows
+    /// after the stored model's `seq` (the tail: events applied since the model was last written,
+    /// by a process killed before it wrote, or by a command that does not write it) counted again
+    /// in the contexts their rows keep. A database without a stored model (written by an earlier
+    /// version) has it rebuilt from the whole log once.
+    /// - Parameter write: write the model when it was rebuilt or had a tail (a process that holds
+    ///   the writer lock, or any process for a rebuild, so that it happens once).
+    /// - Throws: ``StoreError`` for a stored value that does not read; database errors.
+    public func loadCommunity(write: Bool) throws -> LoadedCommunity {
+        let index = try catalogIndex.get { CatalogIndex(tracks: try database.read { try Self.indexTracks($0) }) }
+        var storedSeq: Int64?
+        var loaded = try database.read { db -> LoadedCommunity in
+            guard let header = try Self.communityHeader(db), let path else {
+                var model = Community()
+                let seq = try Self.count(db, into: &model, after: 0, index: index)
+                return LoadedCommunity(model: model, seq: seq, tail: 0, rebuilt: true)
             }
-            return community
+            storedSeq = header.seq
+            var model = Community(header: header.header, base: try StoredCommunity(path: path))
+            let seq = try Self.count(db, into: &model, after: header.seq, index: index)
+            return LoadedCommunity(model: model, seq: seq, tail: model.changed.events, rebuilt: false)
         }
+        if (write || loaded.rebuilt) && (loaded.rebuilt || loaded.tail > 0) && path != nil {
+            // Written only over the stored model it was read from (another process may have written one meanwhile).
+            let wrote = try database.write { db -> Bool in
+                guard try Self.communityHeader(db)?.seq == storedSeq else { return false }
+                try Self.writeCommunity(db, loaded.model, seq: loaded.seq)
+                return true
+            }
+            if wrote { loaded.model.markWritten() }
+        }
+        return loaded
+    }
+
+    /// Writes what changed in a process's model, as the new stored model counting every feedback
+    /// row up to the newest, when the process counted every row written since the model's
+    /// ``SharedCommunity/seq`` (it was loaded or last written then) and the stored model is still
+    /// the one of that `seq`: no other process applied feedback or wrote the model meanwhile, and
+    /// no user was forgotten. Otherwise nothing is written and the changes stay for the next attempt; the next
+    /// process to load the model counts the rows after the stored `seq` again.
+    /// - Returns: the new `seq`, or `nil` when the model was not written.
+    @discardableResult
+    public func checkpointCommunity(_ community: SharedCommunity) throws -> Int64? {
+        let seq = community.seq
+        guard seq >= 0, path != nil else { return nil }
+        let model = community.takeChanges()
+        do {
+            let written = try database.write { db -> Int64? in
+                let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM feedback WHERE rowid > ?", arguments: [seq]) ?? 0
+                guard rows == model.changed.events, try Self.communityHeader(db)?.seq ?? -1 == seq || model.changed.events == 0 else {
+                    return nil
+                }
+                let newest = try Int64.fetchOne(db, sql: "SELECT max(rowid) FROM feedback") ?? 0
+                guard model.changed.events > 0 else { return seq }
+                try Self.writeCommunity(db, model, seq: newest)
+                return newest
+            }
+            if let written { community.seq = written } else { community.restore(model.changed) }
+            return written
+        } catch {
+            community.restore(model.changed)
+            throw error
+        }
+    }
+
+    /// The stored model's header and `seq`, `nil` when there is none.
+    static func communityHeader(_ db: Database) throws -> (header: Community.Header, seq: Int64)? {
+        guard let r = try Row.fetchOne(db, sql: "SELECT seq, version, max_likes, max_raters, stats, top FROM community WHERE id = 1") else {
+            return nil
+        }
+        let statsBlob: Data = r["stats"], topBlob: Data = r["top"]
+        let header = Community.Header(
+            stats: CommunityCoding.decode(stats: statsBlob), top: CommunityCoding.decode(rows: topBlob), maxLikes: r["max_likes"],
+            maxRaters: r["max_raters"], version: UInt64(bitPattern: r["version"]))
+        return (header, r["seq"])
+    }
+
+    /// Counts the feedback rows after `seq` into `model`, in the order applied: the track by its
+    /// row in the catalog index, like or dislike as the signal says, and the context the row keeps
+    /// (rows of an earlier version keep none: the features of the pick the event answers, named
+    /// through the user's vocabulary; an event without a pick counts in no context). Events of
+    /// tracks no longer in the catalog are skipped.
+    /// - Returns: the newest feedback rowid (`seq` when there is no row after it).
+    static func count(_ db: Database, into model: inout Community, after seq: Int64, index: CatalogIndex) throws -> Int64 {
+        var vocabularies: [String: FeatureVocabulary] = [:]
+        var newest = seq
+        let rows = try RawStatement(
+            db,
+            """
+            SELECT f.rowid, f.user_id, f.track_id, f.signal, f.rating, f.context, p.features, p.mask, u.rowid, u.place_names, u.tag_names
+            FROM feedback f JOIN users u ON u.id = f.user_id LEFT JOIN picks p ON p.id = f.pick_id
+            WHERE f.rowid > \(seq)
+            ORDER BY f.rowid
+            """)
+        while try rows.step() {
+            newest = rows.int64(0)
+            guard let row = index.row(of: rows.text(2)), let signal = Signal(rawValue: rows.text(3)) else { continue }
+            let rating: Int? = rows.isNull(4) ? nil : rows.int(4)
+            let user = rows.text(1)
+            var attributes: [UInt64] = []
+            if !rows.isNull(5) {
+                attributes = CommunityCoding.decode(attributes: rows.bytes(5))
+            } else if !rows.isNull(6), !rows.isNull(7) {
+                let values = rows.floats(6)
+                if values.count == FeatureLayout.dimension, let mask = VectorCoding.decode(mask: rows.bytes(7), count: values.count) {
+                    let vocabulary: FeatureVocabulary
+                    if let v = vocabularies[user] {
+                        vocabulary = v
+                    } else {
+                        vocabulary = try Self.decodeUserLists(row: rows.int64(8), placeNames: rows.text(9), tagNames: rows.text(10), mergedInto: "[]").0
+                        vocabularies[user] = vocabulary
+                    }
+                    attributes = ContextAttributes.of(FeatureVector(values: values, mask: mask), vocabulary: vocabulary)
+                }
+            }
+            model.record(
+                user: user, row: row, like: signal.isLike(rating: rating), dislike: signal.isDislike(rating: rating), attributes: attributes)
+        }
+        return newest
+    }
+
+    /// Writes a model's changes (rows, people, attributes) and its header with `seq`.
+    static func writeCommunity(_ db: Database, _ model: Community, seq: Int64) throws {
+        let header = model.header
+        try db.execute(
+            sql: """
+                INSERT INTO community (id, seq, version, max_likes, max_raters, stats, top) VALUES (1, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, version = excluded.version, max_likes = excluded.max_likes,
+                    max_raters = excluded.max_raters, stats = excluded.stats, top = excluded.top
+                """,
+            arguments: [
+                seq, Int64(bitPattern: header.version), header.maxLikes, header.maxRaters, Data(CommunityCoding.encode(stats: header.stats)),
+                Data(CommunityCoding.encode(rows: header.top))
+            ])
+        let track = try RawStatement(db, cached: "INSERT OR REPLACE INTO community_tracks (row, co_liked, co_rated, contexts) VALUES (?, ?, ?, ?)")
+        for row in model.changed.rows.sorted() {
+            let r = model.record(ofRow: row)
+            try track.bind(1, row)
+            try track.bind(2, blob: CommunityCoding.encode(co: r.coLiked))
+            try track.bind(3, blob: CommunityCoding.encode(co: r.coRated))
+            try track.bind(4, blob: CommunityCoding.encode(contexts: r.contexts))
+            try track.execute()
+        }
+        // A person forgotten meanwhile is not written back (the forget also dropped the stored model).
+        let person = try RawStatement(
+            db, cached: "INSERT OR REPLACE INTO community_people (user_id, liked, rated) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM users WHERE id = ?)")
+        for user in model.changed.people.sorted() {
+            let w = model.windows(of: user)
+            try person.bind(1, user)
+            try person.bind(2, blob: CommunityCoding.encode(rows: w.liked))
+            try person.bind(3, blob: CommunityCoding.encode(rows: w.rated))
+            try person.bind(4, user)
+            try person.execute()
+        }
+        let top = try RawStatement(db, cached: "INSERT OR REPLACE INTO community_tops (attribute, rows) VALUES (?, ?)")
+        for attribute in model.changed.attributes.sorted() {
+            try top.bind(1, Int64(bitPattern: attribute))
+            try top.bind(2, blob: CommunityCoding.encode(rows: model.top(of: attribute)))
+            try top.execute()
+        }
+    }
+
+    /// The model rebuilt from the whole feedback log (``count(_:into:after:index:)`` from the
+    /// start), without reading or writing the stored one: what tests compare a stored model with.
+    public func rebuildCommunity() throws -> Community {
+        let index = try catalogIndex.get { CatalogIndex(tracks: try database.read { try Self.indexTracks($0) }) }
+        return try database.read { db in
+            var model = Community()
+            _ = try Self.count(db, into: &model, after: 0, index: index)
+            return model
+        }
+    }
+}
+
+/// The rows of a stored community model, read as a process needs them over a read-only connection
+/// of its own (the engine reads them inside other transactions), each once.
+final class StoredCommunity: CommunityBase, Sendable {
+    private let reader: DatabaseQueue
+    private let cache = Mutex(Cache())
+
+    private struct Cache {
+        var coLiked: [Int: CoOccurrences?] = [:]
+        var coRated: [Int: CoOccurrences?] = [:]
+        var contexts: [Int: [UInt64: Int32]?] = [:]
+        var tops: [UInt64: [Int]?] = [:]
+    }
+
+    init(path: String) throws {
+        var config = Configuration()
+        config.readonly = true
+        reader = try DatabaseQueue(path: path, configuration: config)
+    }
+
+    private func blob(_ sql: String, _ key: Int64) -> Data? {
+        (try? reader.read { db in try Data.fetchOne(db, sql: sql, arguments: [key]) }) ?? nil
+    }
+
+    func coLiked(_ row: Int) -> CoOccurrences? {
+        if let hit = cache.withLock({ $0.coLiked[row] }) { return hit }
+        let value = blob("SELECT co_liked FROM community_tracks WHERE row = ?", Int64(row)).map(CommunityCoding.decode(coOccurrences:))
+        cache.withLock { $0.coLiked[row] = value }
+        return value
+    }
+
+    func coRated(_ row: Int) -> CoOccurrences? {
+        if let hit = cache.withLock({ $0.coRated[row] }) { return hit }
+        let value = blob("SELECT co_rated FROM community_tracks WHERE row = ?", Int64(row)).map(CommunityCoding.decode(coOccurrences:))
+        cache.withLock { $0.coRated[row] = value }
+        return value
+    }
+
+    func contexts(_ row: Int) -> [UInt64: Int32]? {
+        if let hit = cache.withLock({ $0.contexts[row] }) { return hit }
+        let value = blob("SELECT contexts FROM community_tracks WHERE row = ?", Int64(row)).map(CommunityCoding.decode(contexts:))
+        cache.withLock { $0.contexts[row] = value }
+        return value
+    }
+
+    func contextTop(_ attribute: UInt64) -> [Int]? {
+        if let hit = cache.withLock({ $0.tops[attribute] }) { return hit }
+        let value = blob("SELECT rows FROM community_tops WHERE attribute = ?", Int64(bitPattern: attribute)).map(CommunityCoding.decode(rows:))
+        cache.withLock { $0.tops[attribute] = value }
+        return value
+    }
+
+    func person(_ user: String) -> (liked: [Int], rated: [Int])? {
+        let row = try? reader.read { db in try Row.fetchOne(db, sql: "SELECT liked, rated FROM community_people WHERE user_id = ?", arguments: [user]) }
+        guard let row, let r = row as Row? else { return nil }
+        return (CommunityCoding.decode(rows: r["liked"] as Data), CommunityCoding.decode(rows: r["rated"] as Data))
     }
 }

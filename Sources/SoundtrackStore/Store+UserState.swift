@@ -323,13 +323,14 @@ extension Store {
     /// statement cache once per transaction, not once a row).
     static func feedbackInsert(_ db: Database) throws -> RawStatement {
         try RawStatement(db, cached: """
-            INSERT INTO feedback (id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq, rating)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO feedback (id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq, rating, context)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
     }
 
     /// Inserts a feedback row, with the statement of ``feedbackInsert(_:)``: what the event did
-    /// (`outcome`), its `applied_seq`, and the event's snapshot when the user keeps raw snapshots.
+    /// (`outcome`), its `applied_seq`, the context attributes the community counted it in
+    /// (`context`), and the event's snapshot when the user keeps raw snapshots.
     /// The one feedback INSERT of every write path.
     static func insertFeedback(_ stmt: RawStatement, _ e: FeedbackEvent, outcome: FeedbackOutcome, seq: Int64, keepSnapshot: Bool) throws {
         try stmt.bind(1, e.id)
@@ -344,6 +345,7 @@ extension Store {
         try stmt.bind(10, keepSnapshot ? e.snapshot?.json().serialized() : nil)
         try stmt.bind(11, seq)
         try stmt.bind(12, e.rating)
+        try stmt.bind(13, blob: CommunityCoding.encode(attributes: outcome.attributes))
         try stmt.execute()
     }
 

@@ -145,7 +145,11 @@ public final class Store: Sendable {
     public func forget(user id: String) throws -> Bool {
         try database.write { db in
             try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
-            return db.changesCount > 0
+            let forgotten = db.changesCount > 0
+            // The stored community counts the user's events: the next process rebuilds it from the
+            // feedback that remains (docs/architecture.md, "The community model").
+            if forgotten { try db.execute(sql: "DELETE FROM community") }
+            return forgotten
         }
     }
 

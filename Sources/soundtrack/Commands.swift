@@ -55,7 +55,9 @@ struct FeedbackCommand: ParsableCommand {
 
     func run() throws {
         let data = try readInput(input)
-        let service = try store.open()
+        let service = try store.open(community: true, writesCommunity: true)
+        // The community model counts the events applied here: written when the command ends.
+        defer { try? service.checkpointCommunity() }
         if let single = try? JSONParser.parse(data) {
             let event = try FeedbackEvent(json: single, strict: strict)
             let verdict = try service.feedback(event)
@@ -273,7 +275,8 @@ struct DemoCommand: ParsableCommand {
     }
 
     func run() throws {
-        let service = try store.open(community: true)
+        let service = try store.open(community: true, writesCommunity: true)
+        defer { try? service.checkpointCommunity() }
         print("Soundtrack demo: \(days) day\(days == 1 ? "" : "s") in the life of ‘\(user)’ (database \(try store.path()), seed \(store.seed))")
         let report = try DemoRunner(service: service, user: user, seed: store.seed, days: days).run()
         for line in report.lines { print(line) }

@@ -50,7 +50,7 @@ struct ImportSpotify: ParsableCommand {
                 try sink.report(e)
             }
         }
-        let service = try store.open()
+        let service = try store.open(community: true, writesCommunity: true)
         if !createUser, try !service.store.userExists(user) {
             stderr("(pass --create-user to create the user)")
             throw RuleError.unknownUser(user)

@@ -77,7 +77,9 @@ struct StoreOptions: ParsableArguments {
     /// Opens the service, loading the bundled catalog into a new database (reported on stderr).
     /// - Parameter community: rebuild the community model of all users' feedback (for commands that
     ///   rank tracks: pick, batch, serve, bench).
-    func open(durable: Bool = true, loadBundledCatalog: Bool = true, community: Bool = false) throws -> SoundtrackService {
+    /// - Parameter writesCommunity: the command writes the community model as it goes (replay,
+    ///   feedback, serve, demo), so it writes it at once when it had events after the stored one.
+    func open(durable: Bool = true, loadBundledCatalog: Bool = true, community: Bool = false, writesCommunity: Bool = false) throws -> SoundtrackService {
         var m = try loadModels()
         if let explore { m.config.exploration = explore }
         let candidates = bundledCatalogCandidates()
@@ -91,7 +93,7 @@ struct StoreOptions: ParsableArguments {
         let (service, imported) = try Bootstrap.open(
             path: path, models: m, seed: seed, catalogCandidates: loadBundledCatalog ? candidates : nil, durable: durable,
             emailKey: try emailKeyPath().map(EmailKeySource.file),
-            community: community, logger: Logger(label: "soundtrack"))
+            community: community, writesCommunity: writesCommunity, logger: Logger(label: "soundtrack"))
         if let (source, report) = imported {
             stderr("created \(path): loaded \(report.accepted) tracks from \(source)\(report.rejectedCount > 0 ? " (\(report.rejectedCount) rows rejected)" : "")")
         }

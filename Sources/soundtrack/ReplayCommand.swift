@@ -32,7 +32,7 @@ struct ReplayCommand: ParsableCommand {
     func run() throws {
         keepFreedMemory()
         let reader = try ChunkReader(input)
-        let service = try store.open()
+        let service = try store.open(community: true, writesCommunity: true)
         var options = ReplayOptions()
         options.workers = workers
         if let blockBytes { options.blockBytes = max(256, blockBytes) }

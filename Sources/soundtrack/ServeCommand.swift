@@ -118,7 +118,7 @@ struct ServeCommand: AsyncParsableCommand {
         // feedback are brought up to date before anything is served.
         let lock = try WriterLock(databasePath: try store.path(), holder: "serve")
         defer { lock.release() }
-        let service = try store.open(durable: !noSync, community: true)
+        let service = try store.open(durable: !noSync, community: true, writesCommunity: true)
         try service.catchUp()
         if enrich {
             config.enricher = ProviderImports.enricher(
@@ -156,5 +156,10 @@ struct ServeCommand: AsyncParsableCommand {
         // Until the group ends (after a shutdown, or on an error); then stop waiting for signals.
         defer { watcher.cancel() }
         try await services.run()
+        // Everything acknowledged is committed: the community model the events were counted in is
+        // written, so that the next process reads it instead of counting them again.
+        if try !service.checkpointCommunity() {
+            logger.notice("community model not written: feedback came from another process too; the next process counts it again")
+        }
     }
 }

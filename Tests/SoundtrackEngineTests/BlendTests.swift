@@ -138,6 +138,7 @@ struct BlendTests {
         let x = engine.features(of: Fixtures.library(at: "2026-03-11T09:52:00+01:00"), state: &probe)
         let liked = index.tracks[pool[0]].id
         var open = state
+        open.session.tracks = []
         #expect(engine.blendExample(liked: liked, x: x, binIndex: 0, eventId: "q", state: &open)?.candidates == min(64, pool.count))
         var full = state
         full.session.tracks = pool.map { index.tracks[$0].id }

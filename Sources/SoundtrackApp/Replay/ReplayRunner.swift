@@ -186,9 +186,11 @@ public final class ReplayRunner: Sendable {
         }
     }
 
-    /// Learns the blend again from the store's queries when a refit is due (``ReplayOptions/refit``).
+    /// At the end: writes the community model the events were counted in (``Store/checkpointCommunity(_:)``),
+    /// and learns the blend again from the store's queries when a refit is due (``ReplayOptions/refit``).
     private func refitBlend() throws -> BlendRefit.Outcome? {
-        try options.refit?.runIfDue(store, current: rules.engine.ranker, at: options.now)
+        if let shared = rules.engine.community as? SharedCommunity { try store.checkpointCommunity(shared) }
+        return try options.refit?.runIfDue(store, current: rules.engine.ranker, at: options.now)
     }
 
     /// Runs `body` with a large page cache on the write connection and, for a file database,
