@@ -3,9 +3,10 @@ import GRDB
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
-@testable import SoundtrackStore
 import SoundtrackTestSupport
 import Testing
+
+@testable import SoundtrackStore
 
 /// The community model kept in the database: what a process loads equals the model rebuilt from
 /// the whole log; events written without the model are counted again; a forget rebuilds it; loading
