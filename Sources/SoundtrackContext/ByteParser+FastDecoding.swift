@@ -171,7 +171,7 @@ extension ByteParser {
 
     /// An identifier (non-empty, at most 128 characters, no control characters).
     mutating func fastIdentifier() throws(Bail) -> String {
-        let s = try fastString()
+        let s = Identifier.normalized(try fastString())
         guard !s.isEmpty, !Validate.hasControlCharacter(s), s.utf8.count <= 128 || s.count <= 128 else { throw Bail() }
         return s
     }

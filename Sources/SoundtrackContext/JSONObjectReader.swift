@@ -428,8 +428,9 @@ enum Validate {
         if s.isEmpty || hasControlCharacter(s) {
             throw InputError(path: path(), expected: identifierExpectation, got: Got.quoted(s))
         }
-        try length(s, max: 128, path: path(), expected: identifierExpectation)
-        return s
+        let id = Identifier.normalized(s)
+        try length(id, max: 128, path: path(), expected: identifierExpectation)
+        return id
     }
 
     static func length(

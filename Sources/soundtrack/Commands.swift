@@ -96,7 +96,7 @@ struct BinsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "bins", abstract: "Show a user's bins.")
 
     @OptionGroup var store: StoreOptions
-    @Option(name: .long, help: "The user.") var user: String
+    @Option(name: .long, help: "The user.", transform: Identifier.normalized) var user: String
     @Flag(name: .long, help: "Print JSON instead of a table.") var json = false
 
     func run() throws {
@@ -118,7 +118,7 @@ struct UsersCommand: ParsableCommand {
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user (the email is stored only as a keyed hash: see --email-key-file).")
         @OptionGroup var store: StoreOptions
-        @Argument(help: "The user id.") var id: String
+        @Argument(help: "The user id.", transform: Identifier.normalized) var id: String
         @Option(help: "Email address (hashed before it is stored).") var email: String?
         @Option(help: "Age in years (13...120).") var age: Int?
         @Option(help: "Region, for example DE or US-CA.") var region: String?
@@ -135,7 +135,7 @@ struct UsersCommand: ParsableCommand {
             commandName: "set-email",
             abstract: "Replace a user's email (stored only as a keyed hash; a legacy SHA-256 hash is re-keyed).")
         @OptionGroup var store: StoreOptions
-        @Argument(help: "The user id.") var id: String
+        @Argument(help: "The user id.", transform: Identifier.normalized) var id: String
         @Option(help: "The email address; omit it to remove the user's email.") var email: String?
 
         func run() throws {
@@ -165,7 +165,7 @@ struct UsersCommand: ParsableCommand {
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show one user as JSON.")
         @OptionGroup var store: StoreOptions
-        @Argument(help: "The user id.") var id: String
+        @Argument(help: "The user id.", transform: Identifier.normalized) var id: String
 
         func run() throws {
             print(UsersCommand.json(try store.open().user(id)).serialized())
@@ -175,7 +175,7 @@ struct UsersCommand: ParsableCommand {
     struct Forget: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete every row of a user: bins, feedback, picks, weights, places, session.")
         @OptionGroup var store: StoreOptions
-        @Argument(help: "The user id.") var id: String
+        @Argument(help: "The user id.", transform: Identifier.normalized) var id: String
 
         func run() throws {
             try store.open().forget(user: id)
@@ -266,7 +266,7 @@ struct DemoCommand: ParsableCommand {
 
     @OptionGroup var store: StoreOptions
     @Option(help: "How many days to live through.") var days: Int = 2
-    @Option(help: "The demo user's id (forgotten and re-created).") var user: String = "demo"
+    @Option(help: "The demo user's id (forgotten and re-created).", transform: Identifier.normalized) var user: String = "demo"
     @Option(help: "Write every feedback event (with its snapshot) to this JSON Lines file.") var log: String?
     @Option(help: "Write the first day's snapshot of each scene to this directory as <scene>.json.") var examples: String?
 

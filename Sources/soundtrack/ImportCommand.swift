@@ -26,7 +26,7 @@ struct ImportSpotify: ParsableCommand {
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "Export files (JSON arrays).") var files: [String]
-    @Option(name: .long, help: "The user the history belongs to.") var user: String
+    @Option(name: .long, help: "The user the history belongs to.", transform: Identifier.normalized) var user: String
     @Flag(name: .long, help: "Create the user if the database does not know it.") var createUser = false
     @Option(name: .long, help: "Write the error report (JSON Lines: file, record, field, message) to this file.") var errors: String?
     @Flag(name: .long, help: "Print no summary.") var quiet = false

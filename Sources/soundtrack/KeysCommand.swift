@@ -15,7 +15,7 @@ struct KeysCommand: ParsableCommand {
             abstract: "Create a key for a user (--user U) or an admin key (--admin); the key is printed once.",
             discussion: "With --users-file, one key per user listed in the file (one id a line) is printed as `user<TAB>key`; --add-users creates the users that do not exist (for provisioning and load tests).")
         @OptionGroup var store: StoreOptions
-        @Option(help: "The user the key reaches.") var user: String?
+        @Option(help: "The user the key reaches.", transform: Identifier.normalized) var user: String?
         @Flag(help: "An admin key: reaches every user and manages users.") var admin = false
         @Option(help: "A label: who or what the key is for.") var label: String?
         @Option(help: "A file of user ids, one a line: one key each.") var usersFile: String?

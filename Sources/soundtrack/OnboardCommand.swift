@@ -17,7 +17,7 @@ struct OnboardCommand: ParsableCommand {
             """)
 
     @OptionGroup var store: StoreOptions
-    @Option(help: "The user id (must match the snapshot's `user`).") var user: String
+    @Option(help: "The user id (must match the snapshot's `user`).", transform: Identifier.normalized) var user: String
     @Option(help: "The track id of the song the user wants to hear now.") var song: String
     @Option(help: "The snapshot file, or - for standard input.") var snapshot: String
     @Option(help: "A file of the user's own track ids, one per line, preferred over the catalog when similar enough (default: the library `import spotify-library` stored).") var library: String?

@@ -35,7 +35,7 @@ struct ImportICSCommand: ParsableCommand {
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The .ics file, or - for standard input.") var file: String
-    @Option(help: "The user.") var user: String
+    @Option(help: "The user.", transform: Identifier.normalized) var user: String
     @Option(help: "The start of the window, RFC 3339 (default: now).") var from: String?
     @Option(help: "The window's length in days (1...3660).") var days: Int?
     @Option(help: "The zone of floating and all-day times, an Olson name (default: the configuration's calendar.time_zone, else UTC).") var timeZone: String?
@@ -71,7 +71,7 @@ struct ImportSpotifyLibraryCommand: AsyncParsableCommand {
         discussion: "Needs a user token: SOUNDTRACK_SPOTIFY_REFRESH_TOKEN (with providers.spotify.client_id and SOUNDTRACK_SPOTIFY_CLIENT_SECRET) or SOUNDTRACK_SPOTIFY_ACCESS_TOKEN. Tracks are upserted keeping the audio features already in the catalog; followed playlists are skipped.")
 
     @OptionGroup var store: StoreOptions
-    @Option(help: "The user.") var user: String
+    @Option(help: "The user.", transform: Identifier.normalized) var user: String
 
     func run() async throws {
         let config = try store.configuration()
