@@ -44,7 +44,10 @@ extension Snapshot {
         ByteParser.fastDocument(bytes) { (p: inout ByteParser) throws(Bail) in try p.fastSnapshot(strict: strict) }
     }
 
-    static func checkSize(_ count: Int) throws(InputError) {
+    /// The one size limit of a snapshot or feedback event document, whichever front end reads it
+    /// (the CLI, replay, batch, the HTTP service): ``maxBytes``.
+    /// - Throws: ``InputError`` (path `""`, the document) for a larger one.
+    public static func checkSize(_ count: Int) throws(InputError) {
         guard count <= maxBytes else {
             throw InputError(path: "", expected: "a document of at most \(maxBytes) bytes", got: "\(count) bytes")
         }

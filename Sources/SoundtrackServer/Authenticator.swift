@@ -51,6 +51,8 @@ public final class Authenticator: Sendable {
         /// When the next revalidation is due.
         var nextRevalidation = -Double.infinity
         var revalidating = false
+        /// Counts ``Authenticator/forgetKeys(of:)``: a lookup that started before one is not cached.
+        var forgets = 0
     }
 
     private let store: Store
@@ -76,16 +78,16 @@ public final class Authenticator: Sendable {
     public func authenticate(authorization: String?) throws -> Principal {
         guard let header = authorization, header.utf8.count < 200 else { throw APIError.unauthorized }
         let now = clock.monotonic()
-        let (cached, revalidate): (Principal??, Bool) = cache.withLock { c in
+        let (cached, revalidate, forgets): (Principal??, Bool, Int) = cache.withLock { c in
             var revalidate = false
             if ttl > 0, now >= c.nextRevalidation, !c.revalidating, !c.entries.isEmpty {
                 c.revalidating = true
                 revalidate = true
             }
-            guard let e = c.entries[header] else { return (nil, revalidate) }
+            guard let e = c.entries[header] else { return (nil, revalidate, c.forgets) }
             // Unknown keys are not revalidated in bulk: they are looked up again when their time is up.
             let validated = e.principal == nil ? e.lookedUp : max(e.lookedUp, c.revalidated)
-            return (now - validated < ttl ? .some(e.principal) : nil, revalidate)
+            return (now - validated < ttl ? .some(e.principal) : nil, revalidate, c.forgets)
         }
         if revalidate {
             // A thread of its own, not the cooperative pool: the query blocks (it reads every key)
@@ -107,6 +109,8 @@ public final class Authenticator: Sendable {
             principal = record.flatMap { r in r.revokedAt == nil ? Principal(keyId: r.id, role: r.role, user: r.user) : nil }
             if ttl > 0 {
                 cache.withLock { c in
+                    // A user forgotten since the lookup began may have taken this key with it.
+                    guard c.forgets == forgets else { return }
                     if c.entries.count > 100_000 { c.entries.removeAll(keepingCapacity: true) }
                     c.entries[header] = Entry(principal: principal, lookedUp: now)
                 }
@@ -118,6 +122,17 @@ public final class Authenticator: Sendable {
             throw APIError.rateLimited(retryAfter: max(1, Int(wait.rounded(.up))))
         }
         return principal
+    }
+
+    /// Drops every cached key of `user`, whose keys a forget has just deleted, so that none works
+    /// once the forget is answered (``SoundtrackAPI`` calls it before its 204): the next request with
+    /// such a key looks it up and finds nothing. Lookups still running are not cached.
+    public func forgetKeys(of user: String) {
+        cache.withLock { c in
+            c.forgets &+= 1
+            let gone = c.entries.compactMap { header, entry in entry.principal?.user == user ? header : nil }
+            for header in gone { c.entries[header] = nil }
+        }
     }
 
     /// When the last finished revalidation started (monotonic seconds), or `nil` before the first.

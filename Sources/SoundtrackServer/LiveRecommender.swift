@@ -19,7 +19,10 @@ import Synchronization
 /// not the state it changed: the state is a checkpointed view of the feedback rows, written with
 /// the user's next pick or by ``checkpointViews()`` (every few seconds, after many events, and at
 /// shutdown), and a user loaded before then applies its pending events again
-/// (``Rules/catchUp(_:pick:)``), to the same state. A write that fails evicts its user, whose
+/// (``Rules/catchUp(_:pick:)``), to the same state. An event with a snapshot of a person who does
+/// not keep raw snapshots (`keep_raw_snapshots` off, the default) is the exception: the snapshot
+/// must reach no file, so its row is written with the state it changed (``UserWrite/feedback(_:state:)``),
+/// as a pick's is. A write that fails evicts its user, whose
 /// state is then reloaded from the database.
 public final class LiveRecommender: Sendable {
     final class Slot: Sendable {
@@ -252,14 +255,21 @@ public final class LiveRecommender: Sendable {
                 done.complete(nil)
                 return (done, verdict)
             }
+            let keepsSnapshot = cached?.keepRawSnapshots ?? false
             do {
-                // The row and the event; the state follows with the user's next pick or checkpoint.
-                try committer.enqueue(.pendingFeedback(row, event: PendingEventText(event)), ticket: ticket)
+                if event.snapshot == nil || keepsSnapshot {
+                    // The row and the event; the state follows with the user's next pick or checkpoint.
+                    try committer.enqueue(.pendingFeedback(row, event: PendingEventText(event)), ticket: ticket)
+                } else {
+                    // The person does not keep raw snapshots: this one reaches no file, so the
+                    // state it changed is written with the row instead of the event waiting for it.
+                    try committer.enqueue(.feedback(row, state: cached!.takeChanges()), ticket: ticket)
+                }
             } catch {
                 cached = nil
                 throw error
             }
-            markDirty(event.user)
+            if event.snapshot == nil || keepsSnapshot { markDirty(event.user) }
             claimed = false
             return (ticket, verdict)
         }

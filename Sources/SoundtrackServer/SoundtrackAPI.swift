@@ -35,6 +35,8 @@ public final class SoundtrackAPI: Sendable {
     let checkpoints: CheckpointService?
     let views: ViewCheckpointService
     let refits: BlendRefitService?
+    /// Empties the write-ahead log after a forget (file databases only).
+    let forgetCheckpointer: WALCheckpointer?
     let logger: Logger
     private let draining = Mutex(false)
 
@@ -60,6 +62,7 @@ public final class SoundtrackAPI: Sendable {
                 checkpointer: try WALCheckpointer(store: service.store), interval: configuration.checkpointInterval,
                 restartFrames: configuration.checkpointRestartFrames, nice: configuration.backgroundNice,
                 metrics: metrics, logger: logger) : nil
+        forgetCheckpointer = background ? try WALCheckpointer(store: service.store) : nil
         let index = CatalogIndex(tracks: try service.store.allTracks())
         let live = try LiveRecommender(
             service: service, index: index, clock: configuration.clock, checkpointEvents: configuration.viewCheckpointEvents,
@@ -255,6 +258,7 @@ public final class SoundtrackAPI: Sendable {
             for (i, item) in items.enumerated() { events.append(try FeedbackEvent(json: item, path: "[\(i)]")) }
             return (events, true)
         case .object:
+            try Snapshot.checkSize(body.readableBytes)  // one event: the limit of every front end
             return ([try FeedbackEvent(json: value)], false)
         default:
             throw InputError(path: "", expected: "a feedback event (an object) or a batch of events (an array)", got: value.typeDescription)
@@ -315,7 +319,38 @@ public final class SoundtrackAPI: Sendable {
         let principal = try authenticate(request)
         try principal.requireAdmin()
         try await live.forget(user: id)
+        authenticator.forgetKeys(of: id)
+        try await truncateLog()
         return Response(status: .noContent)
+    }
+
+    /// Copies the write-ahead log into the database file and truncates it, so that once a forget
+    /// is answered no file of the database holds the person (the deleted rows' pages are zeroed in
+    /// the database file, `secure_delete` being on, and the log that still held them is empty).
+    /// Tried for up to 10 s, on a thread of its own: the checkpoint waits for readers to leave the
+    /// log, holding new writes back 5 ms at a time.
+    /// - Throws: 503 `unavailable` when the log could not be emptied in that time (the rows are
+    ///   deleted; the next forget empties the log).
+    private func truncateLog() async throws {
+        guard let checkpointer = forgetCheckpointer else { return }
+        let clock = configuration.clock, logger = logger
+        let emptied: Bool = await withCheckedContinuation { done in
+            Thread.detachNewThread {
+                let deadline = clock.monotonic() + 10
+                repeat {
+                    if (try? checkpointer.checkpoint(.truncate)) != nil { return done.resume(returning: true) }
+                    Thread.sleep(forTimeInterval: 0.02)
+                } while clock.monotonic() < deadline
+                done.resume(returning: false)
+            }
+        }
+        guard emptied else {
+            logger.error("forget: the write-ahead log could not be emptied in 10 s")
+            throw APIError(
+                .serviceUnavailable, code: "unavailable",
+                message: "the user is deleted, but the database's log could not be emptied yet; the next forget empties it",
+                retryAfter: 10)
+        }
     }
 
     // MARK: - Helpers

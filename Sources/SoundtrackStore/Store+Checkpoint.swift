@@ -18,6 +18,9 @@ public final class WALCheckpointer: Sendable {
         /// Waits for the writer to be between transactions (new ones wait), copies everything,
         /// waits for readers to leave the log, so the next transaction writes the log from its start.
         case restart
+        /// As ``restart``, then truncates the log file to nothing: no frame of what was deleted
+        /// stays in any file of the database (after a forget).
+        case truncate
     }
 
     private let queue: DatabaseQueue
@@ -48,7 +51,12 @@ public final class WALCheckpointer: Sendable {
     @discardableResult
     public func checkpoint(_ mode: Mode) throws -> (logFrames: Int, copiedFrames: Int) {
         try queue.writeWithoutTransaction { db in
-            let r = try db.checkpoint(mode == .passive ? .passive : .restart)
+            let r: (walFrameCount: Int, checkpointedFrameCount: Int)
+            switch mode {
+            case .passive: r = try db.checkpoint(.passive)
+            case .restart: r = try db.checkpoint(.restart)
+            case .truncate: r = try db.checkpoint(.truncate)
+            }
             return (r.walFrameCount, r.checkpointedFrameCount)
         }
     }

@@ -33,9 +33,29 @@ public final class Store: Sendable {
             try db.execute(sql: "PRAGMA synchronous = \(durable ? "FULL" : "NORMAL")")
         }
         let pool = try DatabasePool(path: path, configuration: config)
-        try Schema.migrator.migrate(pool)
+        try Self.migrate(pool)
         database = pool
         self.path = path
+    }
+
+    /// Brings the file's schema up to date, also when other processes open it at the same time.
+    /// GRDB reads which migrations a file has, then runs each missing one in a transaction of its
+    /// own: a second process that read the list before the first committed one runs that one
+    /// again, which fails (`UNIQUE constraint failed: grdb_migrations.identifier`, `duplicate
+    /// column name`) and rolls back. So a failure after which the list has grown (another process
+    /// migrated meanwhile) is tried again from the new list; any other failure is thrown.
+    static func migrate(_ pool: DatabasePool) throws {
+        let migrator = Schema.migrator
+        var applied = try pool.read { try migrator.appliedIdentifiers($0) }
+        while true {
+            do {
+                return try migrator.migrate(pool)
+            } catch {
+                let now = try pool.read { try migrator.appliedIdentifiers($0) }
+                guard now != applied else { throw error }
+                applied = now
+            }
+        }
     }
 
     /// A busy handler that tries again every `microseconds` until `seconds` have passed. SQLite's own

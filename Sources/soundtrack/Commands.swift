@@ -59,6 +59,7 @@ struct FeedbackCommand: ParsableCommand {
         // The community model counts the events applied here: written when the command ends.
         defer { try? service.checkpointCommunity() }
         if let single = try? JSONParser.parse(data) {
+            try Snapshot.checkSize(data.count)  // the limit replay and the service apply
             let event = try FeedbackEvent(json: single, strict: strict)
             let verdict = try service.feedback(event)
             if !quiet { print(verdict.json(eventId: event.id).serialized()) }

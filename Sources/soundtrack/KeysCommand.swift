@@ -39,7 +39,7 @@ struct KeysCommand: ParsableCommand {
             }
             let data = try readInput(usersFile!)
             let ids = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
-                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                .map { Identifier.normalized($0.trimmingCharacters(in: .whitespaces)) }.filter { !$0.isEmpty }
             // Many users: commits need not wait for the disk here (a crash loses only this run's keys).
             let service = try store.open(durable: false)
             var out = ""

@@ -81,6 +81,59 @@ struct EquivalenceTests {
     }
 }
 
+extension EquivalenceTests {
+    /// A valid event padded with spaces past the one size limit of a document (1 MiB).
+    static func oversizedEvent(_ base: Base) -> String {
+        let event =
+            #"{"id":"e-big","user":"u-1","at":"\#(EventLog.at(minute: 90))","track":"\#(base.tracks[3])","signal":"like","snapshot":"#
+            + EventLog.snapshot(user: "u-1", minute: 90, context: 1)
+        return event + String(repeating: " ", count: 2 << 20) + "}"
+    }
+
+    @Test("One size limit: a 2 MiB event is refused alike by feedback (a document and a line), replay and POST /v1/feedback")
+    func oneSizeLimit() async throws {
+        let fixture = try Base.make()
+        let big = Self.oversizedEvent(fixture)
+        let expected = "expected a document of at most \(Snapshot.maxBytes) bytes"
+        let single = fixture.dir.appendingPathComponent("big.json"), lines = fixture.dir.appendingPathComponent("big.jsonl")
+        try big.write(to: single, atomically: true, encoding: .utf8)
+        try
+            (big + "\n"
+            + #"{"id":"e-small","user":"u-1","at":"\#(EventLog.at(minute: 91))","track":"\#(fixture.tracks[4])","signal":"like","pick_id":"\#(fixture.picks["u-1"]![0].pickId)"}"#
+            + "\n")
+            .write(to: lines, atomically: true, encoding: .utf8)
+
+        let one = try CLI.run(["feedback", "--db", try fixture.copy("size-one"), single.path])
+        #expect(one.status == 2 && one.stderr.contains(expected), "\(one.status) \(one.stderr)")
+        let perLine = try CLI.run(["feedback", "--db", try fixture.copy("size-lines"), lines.path])
+        #expect(perLine.status == 2 && perLine.stderr.contains("line 1: ") && perLine.stderr.contains(expected), "\(perLine.stderr)")
+        let errors = fixture.dir.appendingPathComponent("size-errors.jsonl")
+        let replay = try CLI.run(["replay", "--db", try fixture.copy("size-replay"), "--errors", errors.path, lines.path])
+        #expect(replay.status == 2 && replay.stderr.contains("1 applied") && replay.stderr.contains("1 rejected"), "\(replay.stderr)")
+        #expect(try String(contentsOf: errors, encoding: .utf8).contains(expected))
+
+        // The service with a body limit above the event's size: the document limit still holds.
+        let store = try Store(path: try fixture.copy("size-server"), durable: false)
+        let models = try Models.bundled()
+        let service = SoundtrackService(
+            store: store, engine: Recommender(config: models.config, catalog: IndexCatalog(.init(tracks: [])), priors: models.priors, seed: 42),
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        var config = ServerConfiguration()
+        config.port = 0
+        config.maxBodyBytes = 8 << 20
+        let api = try SoundtrackAPI(service: service, configuration: config, logger: service.logger)
+        let key = fixture.adminKey
+        let (status, body) = try await api.buildApplication().test(.router) { client in
+            let r = try await client.execute(
+                uri: "/v1/feedback", method: .post, headers: [.contentType: "application/json", .authorization: "Bearer \(key)"],
+                body: ByteBuffer(string: big))
+            return (r.status, String(buffer: r.body))
+        }
+        #expect(status == .badRequest && body.contains(expected), "\(status) \(body)")
+        #expect(try store.user("u-1")?.feedback == 0)
+    }
+}
+
 /// A verdict as every front-end can report it: applied, duplicate, or rejected naming the field.
 enum Verdict: Equatable, CustomStringConvertible {
     case applied

@@ -52,7 +52,8 @@ import Testing
                     #expect(theirs.status == .forbidden)
                 }
                 // Feedback sent in the other form lands on the one account.
-                let event = #"{"id": "e-\#(a)", "user": "\#(a)", "at": "2026-03-14T07:45:02+01:00", "track": "\#(try f.track)", "signal": "like", "snapshot": {"user": "\#(a)", "at": "2026-03-14T07:45:00+01:00", "tags": {"m": "x"}}}"#
+                let event =
+                    #"{"id": "e-\#(a)", "user": "\#(a)", "at": "2026-03-14T07:45:02+01:00", "track": "\#(try f.track)", "signal": "like", "snapshot": {"user": "\#(a)", "at": "2026-03-14T07:45:00+01:00", "tags": {"m": "x"}}}"#
                 r = try await client.send(.post, "/v1/feedback", key: secret, body: event)
                 #expect(r.status == .ok, "\(r.text)")
             }

@@ -75,7 +75,10 @@ struct Fixture {
     var keys: [String: String] = [:]
     var admin = ""
 
-    init(users: [String] = ["u-1", "u-2"], configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    /// - Parameter keepingSnapshots: users whose `keep_raw_snapshots` is on: their events with
+    ///   snapshots take the service's pending path (the event waits in `pending_events` for its
+    ///   state), which other users' do not.
+    init(users: [String] = ["u-1", "u-2"], keepingSnapshots: Set<String> = [], configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         dir = Repo.tempDir()
         path = dir.appendingPathComponent("t.sqlite").path
         let logger = logs.logger
@@ -88,6 +91,7 @@ struct Fixture {
         var rng = SystemRandomNumberGenerator()
         for u in users {
             try service.store.addUser(NewUser(id: u), at: Date())
+            if keepingSnapshots.contains(u) { try service.store.setKeepRawSnapshots(user: u, true) }
             let (secret, record) = APIKeys.generate(role: .user, user: u, label: nil, at: Date(), using: &rng)
             try service.store.insertKey(record)
             keys[u] = secret

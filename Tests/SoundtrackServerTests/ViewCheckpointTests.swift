@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test func feedbackCommitsItsEventsTheStatesFollowAtACheckpointAndEveryReaderSeesThemCurrent() async throws {
-        let f = try Fixture { $0.viewCheckpointInterval = .seconds(600) }
+        let f = try Fixture(keepingSnapshots: ["u-1", "u-2"]) { $0.viewCheckpointInterval = .seconds(600) }
         let store = f.service.store, service = f.service, live = f.api.live
         let tracks = try store.allTracks().map(\.id)
         let zeros = [Float](repeating: 0, count: FeatureLayout.dimension)
@@ -76,7 +76,8 @@ import Testing
             #expect(try store.loadCachedStates(users: ["u-1"], defaults: zeros)["u-1"]?.pending.count == 31)
 
             // The checkpoint writes the state; once committed (the next feedback waits for its commit,
-            // which comes after), the events wait no longer, and their snapshots are not kept.
+            // which comes after), the events wait no longer; their snapshots stay with their rows,
+            // as u-1 chose (`keep_raw_snapshots`), the named event's had none.
             #expect(live.checkpointViews() == 1)
             #expect(live.checkpointViews() == 0)
             let other = Self.events("u-2", count: 1, tracks: tracks)[0]
@@ -89,7 +90,7 @@ import Testing
             let kept = try await store.database.read { db in
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM feedback WHERE user_id = 'u-1' AND snapshot IS NOT NULL")
             }
-            #expect(kept == 0)
+            #expect(kept == 30)
             // The checkpoint's prune, committed before that feedback, deleted the events it covered.
             #expect(try store.rowCounts(user: "u-1")["pending_events"] == 0)
         }
@@ -147,7 +148,7 @@ import Testing
     }
 
     @Test func forgettingAUserDeletesItsPendingEventsToo() async throws {
-        let f = try Fixture { $0.viewCheckpointInterval = .seconds(600) }
+        let f = try Fixture(keepingSnapshots: ["u-2"]) { $0.viewCheckpointInterval = .seconds(600) }
         let tracks = try f.service.store.allTracks().map(\.id)
         try await f.api.buildApplication().test(.router) { client in
             for e in Self.events("u-2", count: 3, tracks: tracks) {
@@ -165,7 +166,7 @@ import Testing
     @Test func aStateLoadedBeforeItsCheckpointIsTheStateOfOneCleanRun() async throws {
         // A service whose memory is lost before its checkpoint (a crash): the next service loads the
         // stored state and its pending events, and goes on exactly as one service would have.
-        let f = try Fixture { $0.viewCheckpointInterval = .seconds(600) }
+        let f = try Fixture(keepingSnapshots: ["u-1"]) { $0.viewCheckpointInterval = .seconds(600) }
         let tracks = try f.service.store.allTracks().map(\.id)
         let events = Self.events("u-1", count: 40, tracks: tracks)
         let g = try Fixture()

@@ -228,7 +228,8 @@ import Testing
     }
 
     @Test func countersAreWrittenByPicksAndByFeedbackThatMakesABin() async throws {
-        let f = try Fixture { $0.viewCheckpointInterval = .seconds(600) }  // no checkpoint but the pick's
+        // No checkpoint but the pick's; u-2 keeps raw snapshots, so its events wait for their state.
+        let f = try Fixture(keepingSnapshots: ["u-2"]) { $0.viewCheckpointInterval = .seconds(600) }
         let key = f.keys["u-2"]!
         let store = f.service.store
         let service = f.service
