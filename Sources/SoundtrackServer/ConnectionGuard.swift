@@ -13,7 +13,7 @@ import NIOHTTPTypes
 ///   never two responses for one request. One that follows whole requests still waiting for their
 ///   responses (pipelined) is answered after them, in order.
 /// - **Early answers.** A response written before its request's body was read to the end closes the
-///   connection (see ``write(context:data:promise:)``).
+///   connection (see ``write(context:data:promise:)``), and so does the answer to a `CONNECT`.
 /// - **The body timeout.** A request whose body is still incomplete when a read ends gets a timer
 ///   of `bodyTimeout` on the connection's event loop; if the body's end has not come when it fires,
 ///   ``BodyTimeout`` is sent down the pipeline, which ends the request's body stream with that error
@@ -45,15 +45,19 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// A parser error to answer once the pending responses are written.
     private var answerAfterPending = false
     private var answered = false
+    /// A `CONNECT` was read: the HTTP codec then takes what follows for a tunnel's bytes, so the
+    /// connection closes after the answer (405) instead of waiting for the idle timeout.
+    private var tunnel = false
 
     /// The body of the answer.
     static let body = #"{"error":{"code":"bad_request","message":"malformed HTTP request"}}"#
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head:
+        case let .head(head):
             reading = true
             pending += 1
+            if head.method == .connect { tunnel = true }
         case .end:
             reading = false
             cancelBodyTimer()
@@ -92,7 +96,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         pending = max(0, pending - 1)
-        if reading {
+        if reading || tunnel {
             // Answered before its body was read (401, 403, 404, 405, 413, 415…): the rest of the
             // body would be read with no body timeout, a chunk at a time, each restarting the idle
             // timer. The connection closes after the answer instead.

@@ -286,6 +286,25 @@ public final class LiveRecommender: Sendable {
         }
     }
 
+    /// A user's settings, as stored.
+    /// - Throws: ``RuleError/unknownUser(_:)``.
+    public func settings(user: String) throws -> UserSettings {
+        try store.settings(user: user)
+    }
+
+    /// Changes a user's settings: written in a transaction of their own while the user's lock is
+    /// held, and the cached state's copy (``CachedUserState/keepRawSnapshots``) changed with them,
+    /// so that the next event of the user is judged by the new ones.
+    /// - Throws: ``RuleError/unknownUser(_:)``, what `change` throws (nothing changes then).
+    public func updateSettings(user: String, _ change: (inout UserSettings) throws -> Void) throws -> UserSettings {
+        try withUser(user) { cached in
+            guard cached != nil else { throw RuleError.unknownUser(user) }
+            let settings = try store.updateSettings(user: user, change)
+            cached!.keepRawSnapshots = settings.keepRawSnapshots
+            return settings
+        }
+    }
+
     /// A user's whole state as held in memory (loaded, and brought up to date, if it is not).
     /// - Throws: ``RuleError/unknownUser(_:)``.
     func state(user: String) throws -> UserState {

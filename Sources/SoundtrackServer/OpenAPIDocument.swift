@@ -9,8 +9,8 @@ public enum OpenAPIDocument {
   "openapi": "3.1.0",
   "info": {
     "title": "Soundtrack HTTP API",
-    "version": "1.2.0",
-    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email."
+    "version": "1.3.0",
+    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings."
   },
   "servers": [
     {
@@ -455,6 +455,115 @@ public enum OpenAPIDocument {
               "application/json": {
                 "schema": {
                   "$ref": "#/components/schemas/User"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Error"
+          },
+          "404": {
+            "$ref": "#/components/responses/Error"
+          },
+          "408": {
+            "$ref": "#/components/responses/Error"
+          },
+          "413": {
+            "$ref": "#/components/responses/Error"
+          },
+          "415": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error"
+          }
+        }
+      }
+    },
+    "/v1/users/{id}/settings": {
+      "get": {
+        "operationId": "getSettings",
+        "summary": "A person's settings (their own user key, or admin)",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/UserId"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The person's settings, all of them.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Settings"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Error"
+          },
+          "404": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateSettings",
+        "summary": "Change some of a person's settings (their own user key, or admin)",
+        "description": "The settings the body names are set; the others stay. An unknown setting or a value that is not true or false is a 400 naming it, and nothing changes. The next pick or event of the person is judged by the new settings.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/UserId"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SettingsChange"
+              },
+              "examples": {
+                "keep": {
+                  "summary": "Keep raw snapshots",
+                  "value": {
+                    "keep_raw_snapshots": true
+                  }
+                }
+              }
+            }
+          },
+          "description": "The settings to change; at most --max-body-bytes, 1 MiB by default."
+        },
+        "responses": {
+          "200": {
+            "description": "The person's settings, all of them.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Settings"
                 }
               }
             }
@@ -1866,6 +1975,50 @@ public enum OpenAPIDocument {
           },
           "created_at": {
             "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "Settings": {
+        "type": "object",
+        "required": [
+          "location_services",
+          "volume_control",
+          "keep_raw_snapshots"
+        ],
+        "additionalProperties": false,
+        "description": "A person's settings.",
+        "properties": {
+          "location_services": {
+            "type": "boolean",
+            "description": "Whether the app may send coordinates for this person (default true)."
+          },
+          "volume_control": {
+            "type": "boolean",
+            "description": "Whether the app may adjust the volume (default false)."
+          },
+          "keep_raw_snapshots": {
+            "type": "boolean",
+            "description": "Whether raw snapshots (coordinates, calendar titles, device names as sent) are stored with the person's feedback (default false)."
+          }
+        }
+      },
+      "SettingsChange": {
+        "type": "object",
+        "minProperties": 1,
+        "additionalProperties": false,
+        "description": "Some of a person's settings, each true or false. Unknown settings are a 400 naming them.",
+        "properties": {
+          "location_services": {
+            "type": "boolean",
+            "description": "Whether the app may send coordinates for this person (default true)."
+          },
+          "volume_control": {
+            "type": "boolean",
+            "description": "Whether the app may adjust the volume (default false)."
+          },
+          "keep_raw_snapshots": {
+            "type": "boolean",
+            "description": "Whether raw snapshots (coordinates, calendar titles, device names as sent) are stored with the person's feedback (default false)."
           }
         }
       }

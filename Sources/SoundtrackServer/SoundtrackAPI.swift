@@ -92,7 +92,7 @@ public final class SoundtrackAPI: Sendable {
     /// The routes of the API (method and path template), as the router and the OpenAPI document list them.
     public static let routes: [(method: HTTPRequest.Method, path: String)] = [
         (.post, "/v1/picks"), (.post, "/v1/feedback"), (.get, "/v1/users/{id}/bins"), (.post, "/v1/users"),
-        (.delete, "/v1/users/{id}"), (.put, "/v1/users/{id}/email"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
+        (.delete, "/v1/users/{id}"), (.put, "/v1/users/{id}/email"), (.get, "/v1/users/{id}/settings"), (.patch, "/v1/users/{id}/settings"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
     ]
 
     /// The methods the API serves at a request path (the route templates' `{id}` match any one
@@ -136,6 +136,12 @@ public final class SoundtrackAPI: Sendable {
         router.post("/v1/users") { request, _ in try await self.postUser(request) }
         router.delete("/v1/users/{id}") { request, context in
             try await self.deleteUser(request, id: Self.pathID(context.parameters.require("id")))
+        }
+        router.get("/v1/users/{id}/settings") { request, context in
+            try self.getSettings(request, id: Self.pathID(context.parameters.require("id")))
+        }
+        router.patch("/v1/users/{id}/settings") { request, context in
+            try await self.patchSettings(request, id: Self.pathID(context.parameters.require("id")))
         }
         router.put("/v1/users/{id}/email") { request, context in
             try await self.putEmail(request, id: Self.pathID(context.parameters.require("id")))
@@ -315,6 +321,21 @@ public final class SoundtrackAPI: Sendable {
         return Self.json(u.json(counts: false))
     }
 
+    private func getSettings(_ request: Request, id: String) throws -> Response {
+        let principal = try authenticate(request)
+        try principal.authorize(user: id)
+        return Self.json(try live.settings(user: id).json)
+    }
+
+    /// `PATCH /v1/users/{id}/settings`: the settings the body names, `true` or `false`; the others
+    /// stay. 400 naming the first unknown setting or value that is not a boolean (nothing changes).
+    private func patchSettings(_ request: Request, id: String) async throws -> Response {
+        let principal = try authenticate(request)
+        try principal.authorize(user: id)
+        let change = try Self.parseJSON(try await readBody(request))
+        return Self.json(try live.updateSettings(user: id) { s in try s.apply(change) }.json)
+    }
+
     private func deleteUser(_ request: Request, id: String) async throws -> Response {
         let principal = try authenticate(request)
         try principal.requireAdmin()
@@ -437,6 +458,12 @@ struct ErrorAndMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         let start = ContinuousClock.now
         var response: Response
         do {
+            // CONNECT asks for a tunnel, which the service never opens: refused, and the
+            // connection closed (NIO sends no body with a response to CONNECT, so without the close
+            // the client would wait for one until the idle timeout).
+            if request.method == .connect {
+                throw APIError.methodNotAllowed("CONNECT", allow: SoundtrackAPI.allowedMethods(path: request.uri.path)).closing()
+            }
             response = try await next(request, context)
         } catch let e as APIError {
             response = try e.response(from: request, context: context)

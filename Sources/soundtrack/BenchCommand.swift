@@ -10,8 +10,8 @@ import SoundtrackStore
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Benchmarks: picks (the default), batch and replay. Build with -c release for meaningful figures.",
-        subcommands: [BenchPick.self, BenchBatch.self, BenchReplay.self],
+        abstract: "Benchmarks: picks (the default), batch, replay and start-up. Build with -c release for meaningful figures.",
+        subcommands: [BenchPick.self, BenchBatch.self, BenchReplay.self, BenchStartup.self],
         defaultSubcommand: BenchPick.self)
 }
 

@@ -423,6 +423,15 @@ final class RawConnection: @unchecked Sendable {
         #expect(cut.closed && cut.text.isEmpty, "\(cut)")
         #expect(Date().timeIntervalSince(t0) < 8)
 
+        // CONNECT is refused and its connection closed at once (it was left open until the idle
+        // timeout, with a status line and no body).
+        let tunnel = try RawConnection(port: port)
+        tunnel.send("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+        let t1 = Date()
+        let tunnelAnswer = await tunnel.received(seconds: 2.5)
+        #expect(tunnelAnswer.text.hasPrefix("HTTP/1.1 405") && tunnelAnswer.closed, "\(tunnelAnswer)")
+        #expect(Date().timeIntervalSince(t1) < 2)
+
         // A request that is not HTTP gets the API's JSON error, and the connection closes.
         let garbage = try RawConnection(port: port)
         garbage.send("GARBAGE \u{1}\r\n\r\n")

@@ -1,0 +1,42 @@
+import Foundation
+import GRDB
+import SoundtrackContext
+
+extension Store {
+    /// A user's settings (`user_settings`; the defaults when the row is missing).
+    /// - Throws: ``RuleError/unknownUser(_:)``; database errors.
+    public func settings(user: String) throws -> UserSettings {
+        try database.read { db in
+            guard try Self.userExists(db, user) else { throw RuleError.unknownUser(user) }
+            return try Self.settings(db, user: user)
+        }
+    }
+
+    /// Changes a user's settings in one transaction: `change` gets the stored ones and may throw
+    /// (nothing is written then).
+    /// - Returns: the settings as stored.
+    /// - Throws: ``RuleError/unknownUser(_:)``, what `change` throws, database errors.
+    @discardableResult
+    public func updateSettings(user: String, _ change: (inout UserSettings) throws -> Void) throws -> UserSettings {
+        try database.write { db in
+            guard try Self.userExists(db, user) else { throw RuleError.unknownUser(user) }
+            var settings = try Self.settings(db, user: user)
+            try change(&settings)
+            try db.execute(
+                sql: """
+                    INSERT INTO user_settings (user_id, location_services, volume_control, keep_raw_snapshots) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(user_id) DO UPDATE SET location_services = excluded.location_services,
+                        volume_control = excluded.volume_control, keep_raw_snapshots = excluded.keep_raw_snapshots
+                    """, arguments: [user, settings.locationServices, settings.volumeControl, settings.keepRawSnapshots])
+            return settings
+        }
+    }
+
+    static func settings(_ db: Database, user: String) throws -> UserSettings {
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT location_services, volume_control, keep_raw_snapshots FROM user_settings WHERE user_id = ?", arguments: [user])
+        else { return UserSettings() }
+        return UserSettings(locationServices: row[0], volumeControl: row[1], keepRawSnapshots: row[2])
+    }
+}
