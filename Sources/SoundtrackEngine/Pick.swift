@@ -46,6 +46,9 @@ public struct Pick: Sendable, Equatable {
     /// The version of the blend that ranked the tracks (``RankerModel/version``): 0 for the models'
     /// own, `n` for the database's learned blend `n` (`soundtrack models history`).
     public var blend: Int
+    /// Whether the person's `location_services` setting is off: the pick was made without the
+    /// snapshot's coordinates, accuracy and speed (`"location": "off"` in its JSON).
+    public var locationOff = false
 
     /// One signal's part in a track's score.
     public struct Signal: Sendable, Equatable {
@@ -113,6 +116,7 @@ public struct Pick: Sendable, Equatable {
             .object([("signal", .string($0.name)), ("contribution", .number(Self.round($0.contribution)))])
         })))
         pairs.append(("blend", .number(Double(blend))))
+        if locationOff { pairs.append(("location", .string("off"))) }
         return .object(pairs)
     }
 

@@ -65,6 +65,7 @@ public enum PickEncoder {
         }
         out.append("],\"blend\":")
         out.appendDigits(UInt64(max(0, pick.blend)))
+        if pick.locationOff { out.append(",\"location\":\"off\"") }
         out.append(UInt8(ascii: "}"))
     }
 

@@ -65,25 +65,61 @@ public struct Rules: Sendable {
     /// Stages a pick that learns: the engine picks from the user's state and changes it (the pick
     /// counter, the session, any new bin); the row numbers the pick by the counter before it.
     /// - Parameter pickId: the pick's id; `nil` for the engine's own (stable across runs).
-    public func stagePick(_ snapshot: Snapshot, top: Int = 1, pickId: String? = nil, state: inout UserState) -> StagedPick {
+    /// - Parameter locationServices: the person's setting; off, the engine sees the snapshot
+    ///   without its coordinates (``permitted(_:locationServices:)``) and the pick says so.
+    public func stagePick(
+        _ snapshot: Snapshot, top: Int = 1, pickId: String? = nil, state: inout UserState, locationServices: Bool = true
+    ) -> StagedPick {
         precondition(snapshot.user == state.user, "a snapshot of another user")
         let seq = state.pickCounter
-        let (pick, record) = engine.pick(snapshot, state: &state, top: top, pickId: pickId)
+        var (pick, record) = engine.pick(Self.permitted(snapshot, locationServices: locationServices), state: &state, top: top, pickId: pickId)
+        pick.locationOff = !locationServices
         return StagedPick(pick: pick, row: PickRow(record: record, seq: seq))
     }
 
-    /// Stages a pick that learns for a user who may not exist.
+    /// Stages a pick that learns for a user who may not exist, from what the user's settings let
+    /// the engine see of the snapshot (``permitted(_:by:)``).
     /// - Throws: ``RuleError/unknownUser(_:)`` when `user` is `nil`.
     public func stagePick(_ snapshot: Snapshot, top: Int = 1, pickId: String? = nil, user: inout CachedUserState?) throws(RuleError) -> StagedPick {
         guard user != nil else { throw .unknownUser(snapshot.user) }
         precondition(user!.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
-        return stagePick(snapshot, top: top, pickId: pickId, state: &user!.state)
+        return stagePick(snapshot, top: top, pickId: pickId, state: &user!.state, locationServices: user!.locationServices)
+    }
+
+    /// What the engine may see of a snapshot under the person's settings: with `location_services`
+    /// off, the snapshot without its coordinates, their accuracy and the speed (the place's label
+    /// stays: the person or the app named it). The rules apply it before anything learns, scores or
+    /// stores the snapshot, for every front end.
+    public static func permitted(_ snapshot: Snapshot, by user: CachedUserState) -> Snapshot {
+        permitted(snapshot, locationServices: user.locationServices)
+    }
+
+    /// ``permitted(_:by:)`` for a person whose `location_services` setting is `locationServices`.
+    public static func permitted(_ snapshot: Snapshot, locationServices: Bool) -> Snapshot {
+        guard !locationServices, var location = snapshot.location else { return snapshot }
+        location.lat = nil
+        location.lon = nil
+        location.accuracyM = nil
+        location.speedMps = nil
+        var s = snapshot
+        s.location = location.place == nil ? nil : location
+        return s
+    }
+
+    /// An event as the engine may see it under the person's settings (its snapshot ``permitted(_:by:)``).
+    public static func permitted(_ event: FeedbackEvent, by user: CachedUserState) -> FeedbackEvent {
+        guard !user.locationServices, let snapshot = event.snapshot else { return event }
+        var e = event
+        e.snapshot = permitted(snapshot, by: user)
+        return e
     }
 
     /// A pick that learns nothing (`--read-only`, `?learn=false`): made from a copy of the state.
-    public func previewPick(_ snapshot: Snapshot, top: Int = 1, state: UserState) -> Pick {
+    public func previewPick(_ snapshot: Snapshot, top: Int = 1, state: UserState, locationServices: Bool = true) -> Pick {
         var copy = state
-        return engine.pick(snapshot, state: &copy, top: top).pick
+        var pick = engine.pick(Self.permitted(snapshot, locationServices: locationServices), state: &copy, top: top).pick
+        pick.locationOff = !locationServices
+        return pick
     }
 
     /// A pick that learns nothing, for a user who may not exist.
@@ -91,7 +127,7 @@ public struct Rules: Sendable {
     public func previewPick(_ snapshot: Snapshot, top: Int = 1, user: CachedUserState?) throws(RuleError) -> Pick {
         guard let user else { throw .unknownUser(snapshot.user) }
         precondition(user.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
-        return previewPick(snapshot, top: top, state: user.state)
+        return previewPick(snapshot, top: top, state: user.state, locationServices: user.locationServices)
     }
 
     /// Stages an onboarding: a first bin from one song the user wants now and the snapshot (see
@@ -102,7 +138,8 @@ public struct Rules: Sendable {
         precondition(user!.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
         guard engine.catalog.track(id: song) != nil else { throw RuleError.unknownTrack(song, field: "song") }
         let seq = user!.state.pickCounter
-        let (pick, record) = try engine.onboard(snapshot, song: song, library: library, state: &user!.state)
+        var (pick, record) = try engine.onboard(Self.permitted(snapshot, by: user!), song: song, library: library, state: &user!.state)
+        pick.locationOff = !user!.locationServices
         return StagedPick(pick: pick, row: PickRow(record: record, seq: seq))
     }
 
@@ -127,6 +164,7 @@ public struct Rules: Sendable {
         if try Self.isDuplicate(event, appliedBy: owner) { return .duplicate }
         precondition(event.user == user.state.user, "an event of another user")
         precondition(user.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
+        let event = Self.permitted(event, by: user)
         guard engine.catalog.track(id: event.track) != nil else { throw RuleError.unknownTrack(event.track, field: "track") }
         let at = event.at.date.timeIntervalSince1970
         if let last = user.lastEventAt, at < last {

@@ -259,7 +259,8 @@ public final class LiveRecommender: Sendable {
             do {
                 if event.snapshot == nil || keepsSnapshot {
                     // The row and the event; the state follows with the user's next pick or checkpoint.
-                    try committer.enqueue(.pendingFeedback(row, event: PendingEventText(event)), ticket: ticket)
+                    // As the rules saw it: without coordinates when the person's location services are off.
+                    try committer.enqueue(.pendingFeedback(row, event: PendingEventText(Rules.permitted(event, by: cached!))), ticket: ticket)
                 } else {
                     // The person does not keep raw snapshots: this one reaches no file, so the
                     // state it changed is written with the row instead of the event waiting for it.
@@ -301,6 +302,14 @@ public final class LiveRecommender: Sendable {
             guard cached != nil else { throw RuleError.unknownUser(user) }
             let settings = try store.updateSettings(user: user, change)
             cached!.keepRawSnapshots = settings.keepRawSnapshots
+            if cached!.locationServices && !settings.locationServices {
+                // The store deleted the places; so does the state, and a write of it queued behind
+                // any write that still holds them.
+                cached!.state.places = PlaceBook()
+                cached!.state.changes.places = true
+                try committer.enqueue(.state(cached!.takeChanges()), ticket: nil)
+            }
+            cached!.locationServices = settings.locationServices
             return settings
         }
     }

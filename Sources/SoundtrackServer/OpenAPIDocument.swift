@@ -10,7 +10,7 @@ public enum OpenAPIDocument {
   "info": {
     "title": "Soundtrack HTTP API",
     "version": "1.3.0",
-    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings."
+    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings; a pick for a person whose location_services is off says \"location\": \"off\"."
   },
   "servers": [
     {
@@ -1516,6 +1516,13 @@ public enum OpenAPIDocument {
                 }
               }
             }
+          },
+          "location": {
+            "type": "string",
+            "enum": [
+              "off"
+            ],
+            "description": "Present, \"off\", when the person's location_services setting is off: the pick was made without the snapshot's coordinates, accuracy and speed, which were not stored either."
           }
         }
       },

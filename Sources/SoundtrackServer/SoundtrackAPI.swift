@@ -194,6 +194,8 @@ public final class SoundtrackAPI: Sendable {
         }
         var report: [EnrichmentEntry] = []
         if let enricher = configuration.enricher {
+            // The providers never see coordinates the person's settings keep from the engine.
+            snapshot = Rules.permitted(snapshot, locationServices: try live.settings(user: snapshot.user).locationServices)
             (snapshot, report) = await enricher.enrich(snapshot)
         }
         let pick = try await live.pick(snapshot, top: top, learn: learn)

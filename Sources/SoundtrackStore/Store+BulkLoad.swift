@@ -24,6 +24,7 @@ extension Store {
             var seq: Int64 = 0
             var lastAt: Double?
             var keep = false
+            var location = true
             var vocabulary = FeatureVocabulary()
             var mergedInto: [Int: Int] = [:]
             init(pickCounter: Int64, nextBinNumber: Int, weights: [Float]) {
@@ -127,9 +128,10 @@ extension Store {
             p.seq = f.isNull(1) ? 0 : f.int64(1)
             p.lastAt = f.isNull(2) ? nil : f.double(2)
         }
-        let k = try RawStatement(db, "SELECT user_id, keep_raw_snapshots FROM user_settings WHERE user_id IN \(wanted)", text: ids)
+        let k = try RawStatement(db, "SELECT user_id, keep_raw_snapshots, location_services FROM user_settings WHERE user_id IN \(wanted)", text: ids)
         while try k.step() {
             parts[k.text(0)]?.keep = !k.isNull(1) && k.int(1) != 0
+            parts[k.text(0)]?.location = k.isNull(2) || k.int(2) != 0
         }
 
         // Events the stored states do not include yet (``CachedUserState/pending``): rare, read
@@ -151,6 +153,7 @@ extension Store {
                 recentTracks: p.recent, pickCounter: p.pickCounter, nextBinNumber: p.nextBinNumber,
                 vocabulary: p.vocabulary, mergedInto: p.mergedInto)
             out[user] = CachedUserState(state: state, feedbackSeq: p.seq, lastEventAt: p.lastAt, keepRawSnapshots: p.keep)
+            out[user]!.locationServices = p.location
         }
         try loadPending(db, into: &out, users: behind)
         return out

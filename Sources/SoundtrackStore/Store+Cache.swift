@@ -15,6 +15,9 @@ public struct CachedUserState: Sendable {
     public var lastEventAt: Double?
     /// The user's `keep_raw_snapshots` setting.
     public var keepRawSnapshots: Bool
+    /// The user's `location_services` setting: off, the rules strip coordinates, accuracy and speed
+    /// from every snapshot before anything learns, scores or stores it (``Rules``).
+    public var locationServices = true
     /// Applied events the loaded state does not include yet, in the order applied: the state was
     /// loaded from a checkpoint of the view that these events came after
     /// (``UserWrite/pendingFeedback(_:event:)``). ``feedbackSeq`` and ``lastEventAt`` are those of
@@ -65,9 +68,12 @@ extension Store {
             cached.feedbackSeq = last[0]
             cached.lastEventAt = last[1]
         }
-        cached.keepRawSnapshots =
-            try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT keep_raw_snapshots FROM user_settings WHERE user_id = ?"), arguments: [user]) ?? false
+        if let settings = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT keep_raw_snapshots, location_services FROM user_settings WHERE user_id = ?"), arguments: [user])
+        {
+            cached.keepRawSnapshots = settings[0]
+            cached.locationServices = settings[1]
+        }
         try loadPending(db, into: &cached)
         return cached
     }

@@ -21,7 +21,12 @@ extension Store {
         try database.write { db in
             guard try Self.userExists(db, user) else { throw RuleError.unknownUser(user) }
             var settings = try Self.settings(db, user: user)
+            let before = settings
             try change(&settings)
+            // Location services turned off: nothing learned from coordinates stays.
+            if before.locationServices && !settings.locationServices {
+                try db.execute(sql: "DELETE FROM places WHERE user_id = ?", arguments: [user])
+            }
             try db.execute(
                 sql: """
                     INSERT INTO user_settings (user_id, location_services, volume_control, keep_raw_snapshots) VALUES (?, ?, ?, ?)

@@ -270,7 +270,11 @@ extension Store {
                 """).execute(arguments: [user, FeatureLayout.version, VectorCoding.encode(state.weights)])
         }
         if changes.places {
-            // Places are only ever added or moved, never removed: an upsert of each is the whole change.
+            // Places are added and moved, and all removed when the person turns location services
+            // off: the rows of places the state no longer has go, then an upsert of each.
+            if state.places.places.isEmpty {
+                try db.cachedStatement(sql: "DELETE FROM places WHERE user_id = ?").execute(arguments: [user])
+            }
             let stmt = try db.cachedStatement(sql: """
                 INSERT INTO places (user_id, id, lat, lon, count) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT(user_id, id) DO UPDATE SET lat = excluded.lat, lon = excluded.lon, count = excluded.count

@@ -35,6 +35,8 @@ struct PickCommand: AsyncParsableCommand {
             let enricher = ProviderImports.enricher(
                 ProviderSet(configuration: config, logger: Logger(label: "soundtrack.providers")), store: service.store,
                 lookaheadHours: config.calendar.lookaheadHours)
+            // The providers never see coordinates the person's settings keep from the engine.
+            snapshot = Rules.permitted(snapshot, locationServices: try service.store.settings(user: snapshot.user).locationServices)
             (snapshot, report) = await enricher.enrich(snapshot)
         }
         let pick = try service.pick(snapshot, top: top, learn: !readOnly)
