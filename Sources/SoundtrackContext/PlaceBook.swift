@@ -23,8 +23,8 @@ public struct LearnedPlace: Sendable, Equatable, Codable {
 /// One user's learned places: online leader clustering of the coordinates of their snapshots.
 ///
 /// Each point goes to the nearest place within a radius (great-circle distance), whose
-/// centre moves to the running mean of its points; a point with no place in reach starts
-/// a new one. The result depends only on the order of the points, so replays agree.
+/// centre moves to the running mean of its points, kept at ``precisionDegrees``; a point with no
+/// place in reach starts a new one there. The result depends only on the order of the points, so replays agree.
 ///
 /// ```swift
 /// var book = PlaceBook()
@@ -44,6 +44,16 @@ public struct PlaceBook: Sendable, Equatable, Codable {
     /// The mean Earth radius in metres (IUGG).
     public static let earthRadiusMeters = 6_371_008.8
 
+    /// The precision a place's centre is kept at, in memory and in the store: 0.001° (about 111 m
+    /// of latitude, and at most that of longitude). A centre says which neighbourhood, not which
+    /// door; points within the radius of a place still join it as before.
+    public static let precisionDegrees = 0.001
+
+    /// A coordinate rounded to ``precisionDegrees``.
+    public static func coarsened(_ degrees: Double) -> Double {
+        (degrees * 1000).rounded() / 1000
+    }
+
     /// Assigns a point to a place, learning from it, and returns the place's id.
     ///
     /// - Parameters:
@@ -58,8 +68,8 @@ public struct PlaceBook: Sendable, Equatable, Codable {
             var p = places[i]
             p.count += 1
             let n = Double(p.count)
-            p.lat += (lat - p.lat) / n
-            p.lon = PlaceBook.wrapLongitude(p.lon + PlaceBook.wrapLongitude(lon - p.lon) / n)
+            p.lat = PlaceBook.coarsened(p.lat + (lat - p.lat) / n)
+            p.lon = PlaceBook.coarsened(PlaceBook.wrapLongitude(p.lon + PlaceBook.wrapLongitude(lon - p.lon) / n))
             places[i] = p
             return p.id
         }
@@ -68,7 +78,7 @@ public struct PlaceBook: Sendable, Equatable, Codable {
             if let k = Int(p.id.dropFirst(3)), k >= next { next = k + 1 }
         }
         let id = "pl-\(next)"
-        places.append(LearnedPlace(id: id, lat: lat, lon: lon, count: 1))
+        places.append(LearnedPlace(id: id, lat: PlaceBook.coarsened(lat), lon: PlaceBook.coarsened(lon), count: 1))
         return id
     }
 

@@ -403,6 +403,11 @@ enum Schema {
                 ) WITHOUT ROWID;
                 """)
         }
+        m.registerMigration("v14") { db in
+            // Learned place centres are kept at 0.001° (PlaceBook.precisionDegrees, about 100 m):
+            // the centres stored before at full precision are coarsened in place.
+            try db.execute(sql: "UPDATE places SET lat = round(lat, 3), lon = round(lon, 3)")
+        }
         return m
     }
 

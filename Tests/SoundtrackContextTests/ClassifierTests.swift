@@ -100,12 +100,56 @@ struct PlaceBookTests {
         #expect(book.resolve(lat: 48.0, lon: 11.0, radiusMeters: 150) == "pl-1")
         #expect(book.resolve(lat: 48.0009, lon: 11.0, radiusMeters: 150) == "pl-1")  // ~100 m north
         #expect(book.places[0].count == 2)
-        #expect(abs(book.places[0].lat - 48.00045) < 1e-12)
+        #expect(book.places[0].lat == 48.0)  // the mean, 48.00045, kept at 0.001°
         #expect(book.places[0].lon == 11.0)
         #expect(book.resolve(lat: 48.01, lon: 11.0, radiusMeters: 150) == "pl-2")  // ~1.1 km
         #expect(book.resolve(lat: 48.0, lon: 11.0, radiusMeters: 150) == "pl-1")
         #expect(book.places[0].count == 3)
-        #expect(abs(book.places[0].lat - 48.0003) < 1e-12)
+        #expect(book.resolve(lat: 48.0026, lon: 11.0, radiusMeters: 150) == "pl-3")  // ~290 m
+        #expect(book.places[2].lat == 48.003)
+        #expect(book.resolve(lat: 48.0018, lon: 11.0, radiusMeters: 150) == "pl-3")  // ~133 m from its centre
+        #expect(book.places[2].lat == 48.002)  // (48.003 + 48.0018) / 2 = 48.0024
+    }
+
+    @Test("Centres are kept at 0.001°; points within 30 m of their spot resolve to the places full precision gives")
+    func centresAreCoarsenedAndPlacesUnchanged() {
+        // The book before centres were coarsened, for comparison.
+        func fullPrecision(_ points: [(Double, Double)]) -> [String] {
+            var places: [(lat: Double, lon: Double, n: Double)] = []
+            return points.map { lat, lon in
+                let near = places.indices.filter {
+                    PlaceBook.distanceMeters(lat1: lat, lon1: lon, lat2: places[$0].lat, lon2: places[$0].lon) <= 150
+                }.min {
+                    PlaceBook.distanceMeters(lat1: lat, lon1: lon, lat2: places[$0].lat, lon2: places[$0].lon)
+                        < PlaceBook.distanceMeters(lat1: lat, lon1: lon, lat2: places[$1].lat, lon2: places[$1].lon)
+                }
+                if let i = near {
+                    places[i].n += 1
+                    places[i].lat += (lat - places[i].lat) / places[i].n
+                    places[i].lon += (lon - places[i].lon) / places[i].n
+                    return "pl-\(i + 1)"
+                }
+                places.append((lat, lon, 1))
+                return "pl-\(places.count)"
+            }
+        }
+        // A person's spots: home, work, gym, a café 400 m from work; each visit within 30 m.
+        let spots = [(52.520008, 13.404954), (52.507530, 13.390930), (52.531677, 13.381777), (52.509300, 13.396100)]
+        var rng = SplitMix(seed: 42)
+        let points = (0..<400).map { _ -> (Double, Double) in
+            let (lat, lon) = spots[Int(rng.next() % 4)]
+            let dLat = (Double(rng.next() % 1000) / 1000 - 0.5) * 2 * 30 / 111_195  // ±30 m
+            let dLon = (Double(rng.next() % 1000) / 1000 - 0.5) * 2 * 30 / (111_195 * cos(lat * .pi / 180))
+            return (lat + dLat, lon + dLon)
+        }
+        var book = PlaceBook()
+        let ids = points.map { book.resolve(lat: $0.0, lon: $0.1, radiusMeters: 150) }
+        #expect(ids == fullPrecision(points))
+        #expect(book.places.count == 4)
+        for p in book.places {
+            #expect(p.lat == PlaceBook.coarsened(p.lat) && p.lon == PlaceBook.coarsened(p.lon))
+            #expect(abs(p.lat * 1000 - (p.lat * 1000).rounded()) < 1e-6)
+        }
     }
 
     @Test func nearestPlaceWins() {
