@@ -143,7 +143,7 @@ public struct FeatureExtractor: Sendable {
             }
         }
         if placeKey == nil, let lat = location.lat, let lon = location.lon {
-            placeKey = places.resolve(lat: lat, lon: lon, radiusMeters: placeRadiusMeters)
+            placeKey = places.resolve(lat: lat, lon: lon, radiusMeters: placeRadiusMeters, reserved: vocabulary.places)
         }
         if let placeKey {
             let hot = vocabulary.placeSlot(placeKey, adding: true)

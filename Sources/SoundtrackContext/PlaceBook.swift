@@ -62,8 +62,11 @@ public struct PlaceBook: Sendable, Equatable, Codable {
     ///   - radiusMeters: how far a point may be from a place's centre to join it.
     /// - Returns: the id of the nearest place within the radius (whose centre and count are
     ///   updated), or of a new place at the point.
+    ///   - reserved: ids used before (a vocabulary's place names): a new place is numbered past
+    ///     them too, so that a place learned after the book was emptied (location services turned
+    ///     off and on again) does not take the name, and so the feature slot, of a forgotten one.
     @discardableResult
-    public mutating func resolve(lat: Double, lon: Double, radiusMeters: Double) -> String {
+    public mutating func resolve(lat: Double, lon: Double, radiusMeters: Double, reserved: [String] = []) -> String {
         if let i = nearestIndex(lat: lat, lon: lon, within: radiusMeters) {
             var p = places[i]
             p.count += 1
@@ -74,8 +77,8 @@ public struct PlaceBook: Sendable, Equatable, Codable {
             return p.id
         }
         var next = 1
-        for p in places where p.id.hasPrefix("pl-") {
-            if let k = Int(p.id.dropFirst(3)), k >= next { next = k + 1 }
+        for id in places.lazy.map(\.id) + reserved where id.hasPrefix("pl-") {
+            if let k = Int(id.dropFirst(3)), k >= next { next = k + 1 }
         }
         let id = "pl-\(next)"
         places.append(LearnedPlace(id: id, lat: PlaceBook.coarsened(lat), lon: PlaceBook.coarsened(lon), count: 1))

@@ -287,31 +287,47 @@ public final class LiveRecommender: Sendable {
         }
     }
 
-    /// A user's settings, as stored.
+    /// A user's settings, as the service holds them.
     /// - Throws: ``RuleError/unknownUser(_:)``.
     public func settings(user: String) throws -> UserSettings {
-        try store.settings(user: user)
+        try withUser(user) { cached in
+            guard let cached else { throw RuleError.unknownUser(user) }
+            return cached.settings
+        }
     }
 
-    /// Changes a user's settings: written in a transaction of their own while the user's lock is
-    /// held, and the cached state's copy (``CachedUserState/keepRawSnapshots``) changed with them,
-    /// so that the next event of the user is judged by the new ones.
-    /// - Throws: ``RuleError/unknownUser(_:)``, what `change` throws (nothing changes then).
-    public func updateSettings(user: String, _ change: (inout UserSettings) throws -> Void) throws -> UserSettings {
-        try withUser(user) { cached in
+    /// Changes a user's settings, under the user's lock: the state as it stands is queued first
+    /// (it covers every event still waiting to be applied again, so none is applied again under
+    /// other settings than it was applied with), then the settings (``UserWrite/settings(_:_:scrubLocation:)``);
+    /// the cached copy changes at once, so the next event is judged by the new ones. Turning
+    /// location services off also empties the state's places. Answers once the settings are committed.
+    /// - Returns: the new settings, and whether location services were turned off (the caller
+    ///   then empties the write-ahead log, as after a forget).
+    /// - Throws: ``RuleError/unknownUser(_:)``, what `change` throws (nothing changes then), the
+    ///   commit's error (the user is then reloaded from the database).
+    public func updateSettings(user: String, _ change: (inout UserSettings) throws -> Void) async throws -> (settings: UserSettings, locationTurnedOff: Bool) {
+        let ticket = CommitTicket()
+        let (settings, turnedOff) = try withUser(user) { cached -> (UserSettings, Bool) in
             guard cached != nil else { throw RuleError.unknownUser(user) }
-            let settings = try store.updateSettings(user: user, change)
-            cached!.keepRawSnapshots = settings.keepRawSnapshots
-            if cached!.locationServices && !settings.locationServices {
-                // The store deleted the places; so does the state, and a write of it queued behind
-                // any write that still holds them.
+            var next = cached!.settings
+            try change(&next)
+            let turnedOff = cached!.locationServices && !next.locationServices
+            if turnedOff {
                 cached!.state.places = PlaceBook()
                 cached!.state.changes.places = true
-                try committer.enqueue(.state(cached!.takeChanges()), ticket: nil)
             }
-            cached!.locationServices = settings.locationServices
-            return settings
+            do {
+                try committer.enqueue(.state(cached!.takeChanges()), ticket: nil)
+                try committer.enqueue(.settings(user, next, scrubLocation: turnedOff), ticket: ticket)
+            } catch {
+                cached = nil  // the state went ahead of what will be committed: reload it
+                throw error
+            }
+            cached!.settings = next
+            return (next, turnedOff)
         }
+        try await ticket.wait()
+        return (settings, turnedOff)
     }
 
     /// A user's whole state as held in memory (loaded, and brought up to date, if it is not).
@@ -376,7 +392,7 @@ public final class LiveRecommender: Sendable {
             switch write {
             case let .pick(row, _): picks.append(row.record.pickId)
             case let .feedback(row, _), let .pendingFeedback(row, _): events.append(row.event.id)
-            case .addUser, .feedbackRows, .state, .view, .prunePending, .forget: break
+            case .addUser, .feedbackRows, .state, .view, .prunePending, .forget, .settings: break
             }
         }
         // In slices, so that the request handlers adding picks meanwhile wait microseconds, not the

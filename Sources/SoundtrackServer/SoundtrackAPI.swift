@@ -335,7 +335,10 @@ public final class SoundtrackAPI: Sendable {
         let principal = try authenticate(request)
         try principal.authorize(user: id)
         let change = try Self.parseJSON(try await readBody(request))
-        return Self.json(try live.updateSettings(user: id) { s in try s.apply(change) }.json)
+        let (settings, locationTurnedOff) = try await live.updateSettings(user: id) { s in try s.apply(change) }
+        // The coordinates just removed from the tables leave the write-ahead log too.
+        if locationTurnedOff { try await truncateLog() }
+        return Self.json(settings.json)
     }
 
     private func deleteUser(_ request: Request, id: String) async throws -> Response {

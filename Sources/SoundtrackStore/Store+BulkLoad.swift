@@ -25,6 +25,7 @@ extension Store {
             var lastAt: Double?
             var keep = false
             var location = true
+            var volume = false
             var vocabulary = FeatureVocabulary()
             var mergedInto: [Int: Int] = [:]
             init(pickCounter: Int64, nextBinNumber: Int, weights: [Float]) {
@@ -128,10 +129,12 @@ extension Store {
             p.seq = f.isNull(1) ? 0 : f.int64(1)
             p.lastAt = f.isNull(2) ? nil : f.double(2)
         }
-        let k = try RawStatement(db, "SELECT user_id, keep_raw_snapshots, location_services FROM user_settings WHERE user_id IN \(wanted)", text: ids)
+        let k = try RawStatement(
+            db, "SELECT user_id, keep_raw_snapshots, location_services, volume_control FROM user_settings WHERE user_id IN \(wanted)", text: ids)
         while try k.step() {
             parts[k.text(0)]?.keep = !k.isNull(1) && k.int(1) != 0
             parts[k.text(0)]?.location = k.isNull(2) || k.int(2) != 0
+            parts[k.text(0)]?.volume = !k.isNull(3) && k.int(3) != 0
         }
 
         // Events the stored states do not include yet (``CachedUserState/pending``): rare, read
@@ -154,6 +157,7 @@ extension Store {
                 vocabulary: p.vocabulary, mergedInto: p.mergedInto)
             out[user] = CachedUserState(state: state, feedbackSeq: p.seq, lastEventAt: p.lastAt, keepRawSnapshots: p.keep)
             out[user]!.locationServices = p.location
+            out[user]!.volumeControl = p.volume
         }
         try loadPending(db, into: &out, users: behind)
         return out

@@ -18,6 +18,18 @@ public struct CachedUserState: Sendable {
     /// The user's `location_services` setting: off, the rules strip coordinates, accuracy and speed
     /// from every snapshot before anything learns, scores or stores it (``Rules``).
     public var locationServices = true
+    /// The user's `volume_control` setting.
+    public var volumeControl = false
+
+    /// The user's settings, as held with the state.
+    public var settings: UserSettings {
+        get { UserSettings(locationServices: locationServices, volumeControl: volumeControl, keepRawSnapshots: keepRawSnapshots) }
+        set {
+            locationServices = newValue.locationServices
+            volumeControl = newValue.volumeControl
+            keepRawSnapshots = newValue.keepRawSnapshots
+        }
+    }
     /// Applied events the loaded state does not include yet, in the order applied: the state was
     /// loaded from a checkpoint of the view that these events came after
     /// (``UserWrite/pendingFeedback(_:event:)``). ``feedbackSeq`` and ``lastEventAt`` are those of
@@ -68,12 +80,7 @@ extension Store {
             cached.feedbackSeq = last[0]
             cached.lastEventAt = last[1]
         }
-        if let settings = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT keep_raw_snapshots, location_services FROM user_settings WHERE user_id = ?"), arguments: [user])
-        {
-            cached.keepRawSnapshots = settings[0]
-            cached.locationServices = settings[1]
-        }
+        cached.settings = try settings(db, user: user)
         try loadPending(db, into: &cached)
         return cached
     }

@@ -23,18 +23,30 @@ extension Store {
             var settings = try Self.settings(db, user: user)
             let before = settings
             try change(&settings)
-            // Location services turned off: nothing learned from coordinates stays.
-            if before.locationServices && !settings.locationServices {
-                try db.execute(sql: "DELETE FROM places WHERE user_id = ?", arguments: [user])
-            }
-            try db.execute(
-                sql: """
-                    INSERT INTO user_settings (user_id, location_services, volume_control, keep_raw_snapshots) VALUES (?, ?, ?, ?)
-                    ON CONFLICT(user_id) DO UPDATE SET location_services = excluded.location_services,
-                        volume_control = excluded.volume_control, keep_raw_snapshots = excluded.keep_raw_snapshots
-                    """, arguments: [user, settings.locationServices, settings.volumeControl, settings.keepRawSnapshots])
+            try Self.writeSettings(db, user: user, settings, scrubLocation: before.locationServices && !settings.locationServices)
             return settings
         }
+    }
+
+    /// Writes a user's settings; with `scrubLocation` (location services just turned off) nothing
+    /// learned or kept from coordinates stays: the person's places are deleted, and the
+    /// coordinates, accuracy and speed are removed from the snapshots their feedback rows keep.
+    /// (Events waiting in `pending_events` are left as they are: they must apply again as they
+    /// did, so the state that includes them is written first, by the service and by `settings set`.)
+    static func writeSettings(_ db: Database, user: String, _ settings: UserSettings, scrubLocation: Bool) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO user_settings (user_id, location_services, volume_control, keep_raw_snapshots) VALUES (?, ?, ?, ?)
+                ON CONFLICT(user_id) DO UPDATE SET location_services = excluded.location_services,
+                    volume_control = excluded.volume_control, keep_raw_snapshots = excluded.keep_raw_snapshots
+                """, arguments: [user, settings.locationServices, settings.volumeControl, settings.keepRawSnapshots])
+        guard scrubLocation else { return }
+        try db.execute(sql: "DELETE FROM places WHERE user_id = ?", arguments: [user])
+        try db.execute(
+            sql: """
+                UPDATE feedback SET snapshot = json_remove(snapshot, '$.location.lat', '$.location.lon', '$.location.accuracy_m', '$.location.speed_mps')
+                WHERE user_id = ? AND snapshot IS NOT NULL AND json_valid(snapshot)
+                """, arguments: [user])
     }
 
     static func settings(_ db: Database, user: String) throws -> UserSettings {

@@ -73,11 +73,15 @@ public indirect enum UserWrite: Sendable {
     case prunePending(limit: Int)
     /// Deleting every row of a user.
     case forget(String)
+    /// A user's settings (``Store/writeSettings(_:user:_:scrubLocation:)``), written in order with
+    /// the user's other writes: the HTTP service queues the user's state before it, so that no
+    /// event waits to be applied again under other settings than it was applied with.
+    case settings(String, UserSettings, scrubLocation: Bool)
 
     /// The users the write is about.
     public var users: [String] {
         switch self {
-        case let .addUser(user, _), let .forget(user): [user]
+        case let .addUser(user, _), let .forget(user), let .settings(user, _, _): [user]
         case let .pick(row, _): [row.record.user]
         case let .feedback(row, _), let .pendingFeedback(row, _): [row.event.user]
         case let .feedbackRows(rows): rows.map(\.event.user)
@@ -91,7 +95,7 @@ public indirect enum UserWrite: Sendable {
         switch self {
         case let .pick(_, state), let .feedback(_, state): state
         case let .state(state), let .view(state): state
-        case .addUser, .feedbackRows, .pendingFeedback, .forget, .prunePending: nil
+        case .addUser, .feedbackRows, .pendingFeedback, .forget, .prunePending, .settings: nil
         }
     }
 }
@@ -183,6 +187,8 @@ extension Store {
                 // The stored community counts the user's events: the next process rebuilds it
                 // from the feedback that remains (docs/architecture.md, "The community model").
                 try db.execute(sql: "DELETE FROM community")
+            case let .settings(user, settings, scrub):
+                try writeSettings(db, user: user, settings, scrubLocation: scrub)
             }
         }
     }

@@ -31,6 +31,9 @@ public final class Store: Sendable {
         config.busyMode = .callback(Self.pollEvery(microseconds: 200, upTo: 10))
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(durable ? "FULL" : "NORMAL")")
+            // Deleted rows are overwritten with zeros, whatever SQLite was compiled with: a forget
+            // leaves nothing in the database file's free pages.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         let pool = try DatabasePool(path: path, configuration: config)
         try Self.migrate(pool)

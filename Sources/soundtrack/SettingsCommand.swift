@@ -8,8 +8,8 @@ struct SettingsCommand: ParsableCommand {
         commandName: "settings",
         abstract: "Show or change a person's settings: \(UserSettings.keys.joined(separator: ", ")).",
         discussion: """
-            A service running on the database keeps the settings of the people it has in memory: \
-            change them through PATCH /v1/users/{id}/settings while it runs.
+            `set` refuses to run beside a service, replay or batch on the database (they hold the \
+            settings in memory): change them through PATCH /v1/users/{id}/settings while a service runs.
             """,
         subcommands: [Show.self, Set.self])
 
@@ -34,9 +34,14 @@ struct SettingsCommand: ParsableCommand {
         @Flag(help: "Print JSON instead of a table.") var json = false
 
         func run() throws {
-            let settings = try store.open(loadBundledCatalog: false).store.updateSettings(user: user) { s in
-                try s.set(key, from: value)
-            }
+            // Not beside a service, replay or batch, which hold the person's settings in memory; and
+            // every event still waiting to be applied again is applied first, under the settings
+            // it came with.
+            let lock = try WriterLock(databasePath: try store.path(), holder: "settings set")
+            defer { lock.release() }
+            let service = try store.open(loadBundledCatalog: false)
+            try service.catchUp()
+            let settings = try service.store.updateSettings(user: user) { s in try s.set(key, from: value) }
             print(SettingsCommand.render(settings, json: json))
         }
     }

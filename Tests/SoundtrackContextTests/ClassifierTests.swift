@@ -167,6 +167,10 @@ struct PlaceBookTests {
     @Test func idsContinueAfterTheHighest() {
         var book = PlaceBook(places: [LearnedPlace(id: "pl-4", lat: 0, lon: 0, count: 1)])
         #expect(book.resolve(lat: 1, lon: 1, radiusMeters: 150) == "pl-5")
+        // A book emptied (location services off, then on again) does not give a forgotten place's
+        // name, which the vocabulary still holds, to a new one.
+        var emptied = PlaceBook()
+        #expect(emptied.resolve(lat: 1, lon: 1, radiusMeters: 150, reserved: ["label:home", "pl-1", "pl-2"]) == "pl-3")
     }
 
     @Test func wrapsTheAntimeridian() {
