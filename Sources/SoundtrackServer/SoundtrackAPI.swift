@@ -263,7 +263,19 @@ public final class SoundtrackAPI: Sendable {
             guard !items.isEmpty, items.count <= maxEvents else {
                 throw InputError(path: "", expected: "a batch of 1 to \(maxEvents) events", got: "\(items.count) events")
             }
-            for (i, item) in items.enumerated() { events.append(try FeedbackEvent(json: item, path: "[\(i)]")) }
+            // Each event is held to the one document limit too, measured as its JSON without
+            // spaces (only a body past the limit can hold an event past it).
+            let measure = body.readableBytes > Snapshot.maxBytes
+            for (i, item) in items.enumerated() {
+                if measure {
+                    do {
+                        try Snapshot.checkSize(item.serialized().utf8.count)
+                    } catch {
+                        throw InputError(path: "[\(i)]", expected: error.expected, got: error.got)
+                    }
+                }
+                events.append(try FeedbackEvent(json: item, path: "[\(i)]"))
+            }
             return (events, true)
         case .object:
             try Snapshot.checkSize(body.readableBytes)  // one event: the limit of every front end

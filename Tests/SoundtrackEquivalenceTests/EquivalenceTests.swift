@@ -123,13 +123,20 @@ extension EquivalenceTests {
         config.maxBodyBytes = 8 << 20
         let api = try SoundtrackAPI(service: service, configuration: config, logger: service.logger)
         let key = fixture.adminKey
-        let (status, body) = try await api.buildApplication().test(.router) { client in
-            let r = try await client.execute(
-                uri: "/v1/feedback", method: .post, headers: [.contentType: "application/json", .authorization: "Bearer \(key)"],
-                body: ByteBuffer(string: big))
-            return (r.status, String(buffer: r.body))
+        // One event, and the same event in a batch (an array), padded with a field past the limit.
+        let padded = big.replacingOccurrences(of: #""signal":"like","#, with: #""signal":"like","padding":"\#(String(repeating: "x", count: 2 << 20))","#)
+        let answers = try await api.buildApplication().test(.router) { client in
+            var out: [(HTTPResponse.Status, String)] = []
+            for body in [big, "[" + padded + "]"] {
+                let r = try await client.execute(
+                    uri: "/v1/feedback", method: .post, headers: [.contentType: "application/json", .authorization: "Bearer \(key)"],
+                    body: ByteBuffer(string: body))
+                out.append((r.status, String(buffer: r.body)))
+            }
+            return out
         }
-        #expect(status == .badRequest && body.contains(expected), "\(status) \(body)")
+        #expect(answers[0].0 == .badRequest && answers[0].1.contains(expected), "\(answers[0])")
+        #expect(answers[1].0 == .badRequest && answers[1].1.contains(expected) && answers[1].1.contains(#""field":"[0]""#), "\(answers[1].1.prefix(300))")
         #expect(try store.user("u-1")?.feedback == 0)
     }
 }
