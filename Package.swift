@@ -8,7 +8,7 @@ let package = Package(
         .executable(name: "soundtrack", targets: ["soundtrack"]),
         .library(name: "SoundtrackEngine", targets: ["SoundtrackEngine"]),
         .library(name: "SoundtrackStore", targets: ["SoundtrackStore"]),
-        .library(name: "SoundtrackRules", targets: ["SoundtrackRules"]),
+        .library(name: "SoundtrackRules", targets: ["SoundtrackRules"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -23,7 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0")
     ],
     targets: [
         // CBLAS from Debian's libblas-dev (netlib reference BLAS, or any alternative providing cblas.h).
@@ -60,7 +60,7 @@ let package = Package(
                 "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto")
             ]
         ),
         // The rules of picks and feedback that the CLI, the HTTP service, batch and replay share
@@ -69,7 +69,7 @@ let package = Package(
             name: "SoundtrackRules",
             dependencies: [
                 "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // HTTP clients for the outside world (URLSession, libcurl on Linux): weather, calendars (Google, ICS),
@@ -78,7 +78,7 @@ let package = Package(
             name: "SoundtrackProviders",
             dependencies: [
                 "SoundtrackCatalog", "SoundtrackContext",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // Evaluation: labelled logs, splits, metrics, baselines, the synthetic population, the online loop.
@@ -94,7 +94,7 @@ let package = Package(
                 "SoundtrackRules", "SoundtrackProviders", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
                 "SoundtrackEvaluation",
                 "CSupport",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // The HTTP service: Hummingbird router, API keys, rate limits, cached per-user state, group commit.
@@ -111,7 +111,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // The one executable: a thin shell over the libraries.
@@ -123,7 +123,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             // jemalloc (Debian's libjemalloc-dev) as the process's malloc: with it the service's p99
             // at 10,000 picks/s fell from 11-12 ms to 7-7.5 ms, and replay gained about 5 %
@@ -160,7 +160,7 @@ let package = Package(
                 "SoundtrackApp", "SoundtrackRules", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
                 "SoundtrackEvaluation",
                 "SoundtrackTestSupport",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift")
             ]
         ),
         .testTarget(
@@ -169,7 +169,7 @@ let package = Package(
                 "SoundtrackProviders", "SoundtrackApp", "SoundtrackRules", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog",
                 "SoundtrackContext",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             exclude: ["Fixtures"]
         ),
@@ -181,7 +181,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // The same events through the CLI, `POST /v1/feedback` and `replay` give the same database.
@@ -192,8 +192,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
-        ),
+        )
     ]
 )
