@@ -167,7 +167,7 @@ let package = Package(
             name: "SoundtrackProvidersTests",
             dependencies: [
                 "SoundtrackProviders", "SoundtrackApp", "SoundtrackRules", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog",
-                "SoundtrackContext",
+                "SoundtrackContext", "SoundtrackTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log")
             ],

@@ -35,10 +35,26 @@ public final class Store: Sendable {
             // leaves nothing in the database file's free pages.
             try db.execute(sql: "PRAGMA secure_delete = ON")
         }
-        let pool = try DatabasePool(path: path, configuration: config)
+        let pool = try Self.openPool(path: path, configuration: config)
         try Self.migrate(pool)
         database = pool
         self.path = path
+    }
+
+    /// Opens the connection pool, also when other processes create the same new file at this
+    /// moment: switching a new file to WAL (`PRAGMA journal_mode = WAL`, run by GRDB as the pool
+    /// opens) needs the file to itself and fails with `SQLITE_BUSY` without calling the busy
+    /// handler, so that step is tried again, every 2 ms for up to 10 s.
+    static func openPool(path: String, configuration: Configuration) throws -> DatabasePool {
+        var tries = 0
+        while true {
+            do {
+                return try DatabasePool(path: path, configuration: configuration)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && tries < 5_000 {
+                tries += 1
+                usleep(2_000)
+            }
+        }
     }
 
     /// Brings the file's schema up to date, also when other processes open it at the same time.

@@ -22,10 +22,10 @@ enum Logs {
     }
 
     /// A database with the small catalog and the given users.
-    static func database(users: [String]) throws -> (dir: URL, db: String) {
-        let (dir, db) = try CLI.smallDatabase(user: users[0])
+    static func database(users: [String]) async throws -> (dir: URL, db: String) {
+        let (dir, db) = try await CLI.smallDatabase(user: users[0])
         for u in users.dropFirst() {
-            let r = try CLI.run(["users", "add", u, "--db", db])
+            let r = try await CLI.run(["users", "add", u, "--db", db])
             precondition(r.status == 0, r.stderr)
         }
         return (dir, db)
@@ -45,15 +45,15 @@ struct BatchTests {
     let users = ["u-1", "u-2", "u-3", "u-4", "u-5"]
 
     @Test("Output is in input order with 2 workers and small blocks, and equals one-at-a-time `pick`")
-    func orderAndConsistency() throws {
-        let (dir, db) = try Logs.database(users: users)
+    func orderAndConsistency() async throws {
+        let (dir, db) = try await Logs.database(users: users)
         let single = dir.appendingPathComponent("single.sqlite").path
         try FileManager.default.copyItem(atPath: db, toPath: single)
         let lines = Logs.snapshots(40, users: users)
         let input = dir.appendingPathComponent("snaps.jsonl")
         try Logs.write(lines, input)
         let out = dir.appendingPathComponent("picks.jsonl")
-        let r = try CLI.run(["batch", "--db", db, "--workers", "2", "--block-bytes", "1500", input.path, "-o", out.path])
+        let r = try await CLI.run(["batch", "--db", db, "--workers", "2", "--block-bytes", "1500", input.path, "-o", out.path])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("batch: 40 records: 40 picks, 0 rejected; 5 users"), "\(r.stderr)")
         let picks = Logs.jsonLines(try String(contentsOf: out, encoding: .utf8))
@@ -65,7 +65,7 @@ struct BatchTests {
         // The same snapshots through `soundtrack pick`, one process each, in the same order.
         let batchText = try String(contentsOf: out, encoding: .utf8).split(separator: "\n").map(String.init)
         for (i, line) in lines.enumerated() {
-            let p = try CLI.run(["pick", "--db", single, "-"], stdin: line)
+            let p = try await CLI.run(["pick", "--db", single, "-"], stdin: line)
             #expect(p.status == 0, "\(p.stderr)")
             #expect(p.stdout.trimmingCharacters(in: .newlines) == batchText[i], "line \(i + 1) differs from `pick`")
         }
@@ -80,8 +80,8 @@ struct BatchTests {
     }
 
     @Test("Bad lines go to the error report with line and field; the others are picked; exit 2")
-    func badLines() throws {
-        let (dir, db) = try Logs.database(users: users)
+    func badLines() async throws {
+        let (dir, db) = try await Logs.database(users: users)
         var lines = Logs.snapshots(10, users: users)
         lines[2] = #"{"user":"u-1","at":"2026-03-09T07:00:00+01:00","weather":{"temp_c":"warm"}}"#  // wrong type
         lines[5] = #"{"user":"u-1","at":"#  // malformed
@@ -89,7 +89,7 @@ struct BatchTests {
         let input = dir.appendingPathComponent("snaps.jsonl")
         try Logs.write(lines, input)
         let errors = dir.appendingPathComponent("errors.jsonl")
-        let r = try CLI.run(["batch", "--db", db, input.path, "--errors", errors.path])
+        let r = try await CLI.run(["batch", "--db", db, input.path, "--errors", errors.path])
         #expect(r.status == 2)
         let picks = Logs.jsonLines(r.stdout)
         #expect(picks.count == 7)
@@ -102,24 +102,24 @@ struct BatchTests {
     }
 
     @Test("A directory as input: an error naming it, exit 2, for batch and replay")
-    func directoryInput() throws {
-        let (dir, db) = try Logs.database(users: users)
+    func directoryInput() async throws {
+        let (dir, db) = try await Logs.database(users: users)
         for command in ["batch", "replay"] {
-            let r = try CLI.run([command, "--db", db, dir.path])
+            let r = try await CLI.run([command, "--db", db, dir.path])
             #expect(r.status == 2, "\(command): \(r.stderr)")
             #expect(r.stderr.contains("'\(dir.path)' (a directory)"), "\(command): \(r.stderr)")
         }
     }
 
     @Test("--fail-fast stops at the first bad line and keeps the picks before it")
-    func failFast() throws {
-        let (dir, db) = try Logs.database(users: users)
+    func failFast() async throws {
+        let (dir, db) = try await Logs.database(users: users)
         var lines = Logs.snapshots(10, users: users)
         lines[4] = #"{"user":"u-2","at":"2026-03-09T07:00:00+01:00","location":{"lat":300}}"#
         lines[8] = "garbage"
         let input = dir.appendingPathComponent("snaps.jsonl")
         try Logs.write(lines, input)
-        let r = try CLI.run(["batch", "--db", db, "--fail-fast", input.path])
+        let r = try await CLI.run(["batch", "--db", db, "--fail-fast", input.path])
         #expect(r.status == 2)
         #expect(Logs.jsonLines(r.stdout).count == 4)
         #expect(r.stderr.contains("line 5: location.lat"), "\(r.stderr)")
@@ -132,13 +132,13 @@ struct BatchTests {
     }
 
     @Test("--fail-fast in a later block, with the reader blocks ahead: earlier blocks are written and learned, nothing after")
-    func failFastAcrossBlocks() throws {
-        let (dir, db) = try Logs.database(users: users)
+    func failFastAcrossBlocks() async throws {
+        let (dir, db) = try await Logs.database(users: users)
         var lines = Logs.snapshots(60, users: users)
         lines[37] = "not json"
         let input = dir.appendingPathComponent("snaps.jsonl")
         try Logs.write(lines, input)
-        let r = try CLI.run(["batch", "--db", db, "--fail-fast", "--workers", "2", "--block-bytes", "1200", input.path])
+        let r = try await CLI.run(["batch", "--db", db, "--fail-fast", "--workers", "2", "--block-bytes", "1200", input.path])
         #expect(r.status == 2)
         let picks = Logs.jsonLines(r.stdout)
         #expect(picks.count == 37)
@@ -149,8 +149,8 @@ struct BatchTests {
     }
 
     @Test("--fail-fast on a pipe whose writer is still running stops at the bad line without waiting for more input")
-    func failFastOnLivePipe() throws {
-        let (_, db) = try Logs.database(users: users)
+    func failFastOnLivePipe() async throws {
+        let (_, db) = try await Logs.database(users: users)
         var lines = Logs.snapshots(12, users: users)
         lines[5] = "not json"
         let p = Process()
@@ -168,7 +168,7 @@ struct BatchTests {
         let finished = exited.wait(timeout: .now() + 30) == .success
         try inp.fileHandleForWriting.close()
         if !finished { kill(p.processIdentifier, SIGKILL) }
-        p.waitUntilExit()
+        await offPool { [p] in p.waitUntilExit() }
         #expect(finished, "batch waited for more input after the bad line")
         #expect(p.terminationStatus == 2)
         let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -178,15 +178,15 @@ struct BatchTests {
     }
 
     @Test("--read-only leaves the database unchanged")
-    func readOnly() throws {
-        let (dir, db) = try Logs.database(users: users)
+    func readOnly() async throws {
+        let (dir, db) = try await Logs.database(users: users)
         let input = dir.appendingPathComponent("snaps.jsonl")
         try Logs.write(Logs.snapshots(20, users: users), input)
         // Some state first, so that there is something to leave alone.
-        #expect(try CLI.run(["batch", "--db", db, input.path]).status == 0)
+        #expect(try await CLI.run(["batch", "--db", db, input.path]).status == 0)
         let before = try users.map { try CrashTests.state(db, user: $0) }
         let counts = try users.map { try Store(path: db).rowCounts(user: $0) }
-        let r = try CLI.run(["batch", "--db", db, "--read-only", input.path])
+        let r = try await CLI.run(["batch", "--db", db, "--read-only", input.path])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(Logs.jsonLines(r.stdout).count == 20)
         let after = try users.map { try CrashTests.state(db, user: $0) }
@@ -200,11 +200,11 @@ struct BatchTests {
     }
 
     @Test("--record-picks stores every pick, so feedback can name it")
-    func recordPicks() throws {
-        let (dir, db) = try Logs.database(users: users)
+    func recordPicks() async throws {
+        let (dir, db) = try await Logs.database(users: users)
         let input = dir.appendingPathComponent("snaps.jsonl")
         try Logs.write(Logs.snapshots(12, users: users), input)
-        let r = try CLI.run(["batch", "--db", db, "--record-picks", "--block-bytes", "1000", input.path])
+        let r = try await CLI.run(["batch", "--db", db, "--record-picks", "--block-bytes", "1000", input.path])
         #expect(r.status == 0, "\(r.stderr)")
         let picks = Logs.jsonLines(r.stdout)
         #expect(try Store(path: db).users().reduce(0) { $0 + $1.picks } == 12)
@@ -213,7 +213,7 @@ struct BatchTests {
             Issue.record("pick without id")
             return
         }
-        let fb = try CLI.run(["feedback", "--db", db, "-"], stdin: #"{"id":"ev-x","user":"\#(user)","at":"\#(at)","track":"\#(track)","signal":"like","pick_id":"\#(pickId)"}"#)
+        let fb = try await CLI.run(["feedback", "--db", db, "-"], stdin: #"{"id":"ev-x","user":"\#(user)","at":"\#(at)","track":"\#(track)","signal":"like","pick_id":"\#(pickId)"}"#)
         #expect(fb.status == 0, "\(fb.stderr)")
     }
 }

@@ -26,11 +26,11 @@ struct CommunityStoreTests {
     }
 
     @Test("After replay the stored model is what the log rebuilds; feedback stored without it is counted again; forget rebuilds")
-    func storedModelIsTheLogs() throws {
-        let (dir, db) = try CLI.smallDatabase(user: Self.users[0])
+    func storedModelIsTheLogs() async throws {
+        let (dir, db) = try await CLI.smallDatabase(user: Self.users[0])
         let log = dir.appendingPathComponent("log.jsonl")
         try Logs.write(try CrashTests.multiUserLog(400, users: Self.users), log)
-        let r = try CLI.run(["replay", log.path, "--create-users", "--no-fit", "--db", db])
+        let r = try await CLI.run(["replay", log.path, "--create-users", "--no-fit", "--db", db])
         #expect(r.status == 0, "\(r.stderr)")
 
         let store = try Store(path: db)
@@ -40,22 +40,22 @@ struct CommunityStoreTests {
         let rebuilt = try store.rebuildCommunity()
         Self.same(loaded.model, rebuilt, rows: 0..<500, "after replay")
         // Contexts: the attributes each event kept, counted the same way.
-        let withContext = try DatabaseQueue(path: db).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM feedback WHERE context IS NOT NULL") }
+        let withContext = try await DatabaseQueue(path: db).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM feedback WHERE context IS NOT NULL") }
         #expect(withContext == 400)
 
         // More events by a command that writes the model (feedback), then rows written without it: a tail.
         let more = try CrashTests.multiUserLog(460, users: Self.users).suffix(60)
         let extra = dir.appendingPathComponent("more.jsonl")
         try Logs.write(Array(more.prefix(30)), extra)
-        #expect(try CLI.run(["feedback", extra.path, "--quiet", "--db", db]).status == 0)
+        #expect(try await CLI.run(["feedback", extra.path, "--quiet", "--db", db]).status == 0)
         #expect(try Store(path: db).loadCommunity(write: false).tail == 0, "feedback writes what it counted")
         // A stored model behind its log, as a process killed before it wrote the model leaves it: the
         // model as it was before the next 30 events, put back after they were applied.
         let copy = dir.appendingPathComponent("before.sqlite").path
-        try DatabaseQueue(path: db).writeWithoutTransaction { try $0.execute(sql: "VACUUM INTO ?", arguments: [copy]) }
+        try await DatabaseQueue(path: db).writeWithoutTransaction { try $0.execute(sql: "VACUUM INTO ?", arguments: [copy]) }
         try Logs.write(Array(more.suffix(30)), extra)
-        #expect(try CLI.run(["replay", extra.path, "--db", db]).status == 0)
-        try DatabaseQueue(path: db).writeWithoutTransaction { d in
+        #expect(try await CLI.run(["replay", extra.path, "--db", db]).status == 0)
+        try await DatabaseQueue(path: db).writeWithoutTransaction { d in
             try d.execute(sql: "ATTACH DATABASE ? AS old", arguments: [copy])
             try d.inTransaction {
                 for table in ["community", "community_tracks", "community_tops", "community_people"] {
@@ -71,7 +71,7 @@ struct CommunityStoreTests {
         Self.same(withTail.model, try behind.rebuildCommunity(), rows: 0..<500, "with a tail of 30 events")
 
         // Forget: the model is rebuilt from the feedback that remains.
-        #expect(try CLI.run(["users", "forget", Self.users[1], "--db", db]).status == 0)
+        #expect(try await CLI.run(["users", "forget", Self.users[1], "--db", db]).status == 0)
         let after = try Store(path: db)
         let reloaded = try after.loadCommunity(write: true)
         #expect(reloaded.rebuilt)
@@ -80,13 +80,13 @@ struct CommunityStoreTests {
     }
 
     @Test("Loading the model reads one row, whatever the log's length; a pick then reads only the rows it ranks")
-    func loadingReadsNoLog() throws {
+    func loadingReadsNoLog() async throws {
         var reads: [Int] = []
         for events in [120, 1_200] {
-            let (dir, db) = try CLI.smallDatabase(user: Self.users[0])
+            let (dir, db) = try await CLI.smallDatabase(user: Self.users[0])
             let log = dir.appendingPathComponent("log.jsonl")
             try Logs.write(try CrashTests.multiUserLog(events, users: Self.users), log)
-            #expect(try CLI.run(["replay", log.path, "--create-users", "--no-fit", "--db", db]).status == 0)
+            #expect(try await CLI.run(["replay", log.path, "--create-users", "--no-fit", "--db", db]).status == 0)
             let store = try Store(path: db)
             let loaded = try store.loadCommunity(write: false)
             #expect(loaded.tail == 0 && !loaded.rebuilt)

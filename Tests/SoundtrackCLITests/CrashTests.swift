@@ -37,23 +37,23 @@ struct CrashTests {
     }
 
     @Test("A process killed in the middle of feedback writes leaves a consistent database that resumes to the clean result")
-    func killMidFeedback() throws {
+    func killMidFeedback() async throws {
         let n = 400
         let log = try Self.eventLog(n)
-        let (dir, db) = try CLI.smallDatabase()
+        let (dir, db) = try await CLI.smallDatabase()
         let file = dir.appendingPathComponent("events.jsonl")
         try log.write(to: file, atomically: true, encoding: .utf8)
         // Reference: a clean run into a copy of the same starting database.
         let clean = dir.appendingPathComponent("clean.sqlite").path
         try FileManager.default.copyItem(atPath: db, toPath: clean)
-        let ref = try CLI.run(["feedback", "--quiet", "--db", clean, file.path])
+        let ref = try await CLI.run(["feedback", "--quiet", "--db", clean, file.path])
         #expect(ref.status == 0, "\(ref.stderr)")
 
         let running = try CLI.start(["feedback", "--quiet", "--db", db, file.path])
         let deadline = Date().addingTimeInterval(60)
-        while try Self.feedbackCount(db) < 40 && Date() < deadline { usleep(20_000) }
+        while try Self.feedbackCount(db) < 40 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         kill(running.process.processIdentifier, SIGKILL)
-        running.process.waitUntilExit()
+        await offPool { [running] in running.process.waitUntilExit() }
         #expect(running.process.terminationReason == .uncaughtSignal)
 
         let store = try Store(path: db)
@@ -61,7 +61,7 @@ struct CrashTests {
         let applied = try Self.feedbackCount(db)
         #expect(applied >= 40 && applied < n, "killed after \(applied) of \(n) events")
 
-        let resumed = try CLI.run(["feedback", "--quiet", "--db", db, file.path])
+        let resumed = try await CLI.run(["feedback", "--quiet", "--db", db, file.path])
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(resumed.stderr.contains("\(n - applied) applied, \(applied) duplicates skipped, 0 rejected"), "\(resumed.stderr)")
         let a = try Self.state(db), b = try Self.state(clean)
@@ -73,13 +73,13 @@ struct CrashTests {
     }
 
     @Test("Replaying a whole log twice changes nothing the second time")
-    func replayTwice() throws {
-        let (dir, db) = try CLI.smallDatabase()
+    func replayTwice() async throws {
+        let (dir, db) = try await CLI.smallDatabase()
         let file = dir.appendingPathComponent("events.jsonl")
         try Self.eventLog(60).write(to: file, atomically: true, encoding: .utf8)
-        #expect(try CLI.run(["feedback", "--quiet", "--db", db, file.path]).status == 0)
+        #expect(try await CLI.run(["feedback", "--quiet", "--db", db, file.path]).status == 0)
         let once = try Self.state(db)
-        let again = try CLI.run(["feedback", "--quiet", "--db", db, file.path])
+        let again = try await CLI.run(["feedback", "--quiet", "--db", db, file.path])
         #expect(again.stderr.contains("0 applied, 60 duplicates skipped"), "\(again.stderr)")
         let twice = try Self.state(db)
         #expect(once.bins == twice.bins)

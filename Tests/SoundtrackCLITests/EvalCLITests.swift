@@ -8,11 +8,11 @@ struct EvalCLITests {
     static let smallCatalog = CLI.root.appendingPathComponent("datasets/catalog-small.csv").path
     static let smallLog = CLI.root.appendingPathComponent("Tests/SoundtrackEvaluationTests/Fixtures/small-log.jsonl").path
 
-    @Test func simulateIsDeterministicAndWritesItsFiles() throws {
+    @Test func simulateIsDeterministicAndWritesItsFiles() async throws {
         let dir = CLI.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         for name in ["a", "b"] {
-            let r = try CLI.run(["simulate", "--users", "2", "--days", "2", "--seed", "5", "--catalog", Self.smallCatalog, "--out", dir.appendingPathComponent(name).path])
+            let r = try await CLI.run(["simulate", "--users", "2", "--days", "2", "--seed", "5", "--catalog", Self.smallCatalog, "--out", dir.appendingPathComponent(name).path])
             #expect(r.status == 0, "\(r.stderr)")
             #expect(r.stdout.contains("simulated 2 users × 2 days"))
         }
@@ -28,13 +28,13 @@ struct EvalCLITests {
         #expect(meta["events"] == .number(Double(events.count)))
     }
 
-    @Test func evalPrintsATableAndJSON() throws {
-        var r = try CLI.run(["eval", Self.smallLog, "--catalog", Self.smallCatalog])
+    @Test func evalPrintsATableAndJSON() async throws {
+        var r = try await CLI.run(["eval", Self.smallLog, "--catalog", Self.smallCatalog])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("protocol chronological"))
         #expect(r.stdout.contains("NDCG@10"))
         #expect(r.stdout.contains("user_most_liked"))
-        r = try CLI.run(["eval", Self.smallLog, "--catalog", Self.smallCatalog, "--json", "--protocol", "random", "--folds", "3", "--k", "5"])
+        r = try await CLI.run(["eval", Self.smallLog, "--catalog", Self.smallCatalog, "--json", "--protocol", "random", "--folds", "3", "--k", "5"])
         #expect(r.status == 0, "\(r.stderr)")
         let json = try JSONParser.parse(r.stdout)
         #expect(json["protocol"]?["split"] == .string("random"))
@@ -43,8 +43,8 @@ struct EvalCLITests {
         #expect(json["baselines"]?["most_popular"]?["precision_at_k"] != nil)
     }
 
-    @Test func evalOnlineReportsTheLearningCurve() throws {
-        let r = try CLI.run(["eval", "--online", "--users", "2", "--days", "3", "--catalog", Self.smallCatalog, "--json"])
+    @Test func evalOnlineReportsTheLearningCurve() async throws {
+        let r = try await CLI.run(["eval", "--online", "--users", "2", "--days", "3", "--catalog", Self.smallCatalog, "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let json = try JSONParser.parse(r.stdout)
         guard case let .array(days)? = json["online"]?["like_rate_by_day"]?["engine"] else {
@@ -66,35 +66,35 @@ struct EvalCLITests {
         try String(contentsOfFile: Self.smallLog, encoding: .utf8).split(separator: "\n").map(String.init)
     }
 
-    @Test func malformedLineIsBadInputWithLineAndField() throws {
+    @Test func malformedLineIsBadInputWithLineAndField() async throws {
         var lines = Array(try smallLogLines().prefix(5))
         lines[2] = lines[2].replacingOccurrences(of: "\"signal\":\"", with: "\"signal\":\"x")
-        let r = try CLI.run(["eval", writeLog(lines), "--catalog", Self.smallCatalog])
+        let r = try await CLI.run(["eval", writeLog(lines), "--catalog", Self.smallCatalog])
         #expect(r.status == 2)
         #expect(r.stderr.contains("line 3: signal"), "\(r.stderr)")
     }
 
-    @Test func logOutOfTimeOrderIsBadInput() throws {
+    @Test func logOutOfTimeOrderIsBadInput() async throws {
         let lines = Array(try smallLogLines().prefix(40))
         // The same user's events, the later one first.
         let user = try JSONParser.parse(lines[0])["user"]!
         let mine = lines.filter { (try? JSONParser.parse($0)["user"]) == user }
-        let r = try CLI.run(["eval", writeLog([mine[1], mine[0]]), "--catalog", Self.smallCatalog])
+        let r = try await CLI.run(["eval", writeLog([mine[1], mine[0]]), "--catalog", Self.smallCatalog])
         #expect(r.status == 2)
         #expect(r.stderr.contains("line 2: at:"), "\(r.stderr)")
         #expect(r.stderr.contains("time order"))
     }
 
-    @Test func unknownProtocolAndBadKAreUsageErrors() throws {
-        var r = try CLI.run(["eval", Self.smallLog, "--protocol", "sideways"])
+    @Test func unknownProtocolAndBadKAreUsageErrors() async throws {
+        var r = try await CLI.run(["eval", Self.smallLog, "--protocol", "sideways"])
         #expect(r.status == 2)
         #expect(r.stderr.contains("protocol"), "\(r.stderr)")
-        r = try CLI.run(["eval", Self.smallLog, "--k", "0"])
+        r = try await CLI.run(["eval", Self.smallLog, "--k", "0"])
         #expect(r.status == 2)
         #expect(r.stderr.contains("--k"), "\(r.stderr)")
-        r = try CLI.run(["eval", Self.smallLog, "--k", "-3"])
+        r = try await CLI.run(["eval", Self.smallLog, "--k", "-3"])
         #expect(r.status == 2)
-        r = try CLI.run(["eval"])
+        r = try await CLI.run(["eval"])
         #expect(r.status == 2)
     }
 }

@@ -16,10 +16,10 @@ struct ImportSpotifyTests {
     }
 
     @Test("Both formats: skips, completes, podcasts and neutral plays; missing tracks join the catalog")
-    func bothFormats() throws {
-        let (_, db) = try CLI.smallDatabase(user: "ana")
+    func bothFormats() async throws {
+        let (_, db) = try await CLI.smallDatabase(user: "ana")
         let tracksBefore = try Store(path: db).trackCount()
-        let r = try CLI.run(["import", "spotify", "--db", db, "--user", "ana",
+        let r = try await CLI.run(["import", "spotify", "--db", db, "--user", "ana",
                              Self.file("StreamingHistory0.json"), Self.file("Streaming_History_Audio_2024.json")])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("2 files, 9 plays: 8 applied, 0 duplicates skipped, 0 rejected; 1 neutral plays"), "\(r.stderr)")
@@ -50,12 +50,12 @@ struct ImportSpotifyTests {
     }
 
     @Test("Importing the same export twice changes nothing")
-    func idempotent() throws {
-        let (_, db) = try CLI.smallDatabase(user: "ana")
+    func idempotent() async throws {
+        let (_, db) = try await CLI.smallDatabase(user: "ana")
         let files = [Self.file("StreamingHistory0.json"), Self.file("Streaming_History_Audio_2024.json")]
-        #expect(try CLI.run(["import", "spotify", "--db", db, "--user", "ana"] + files).status == 0)
+        #expect(try await CLI.run(["import", "spotify", "--db", db, "--user", "ana"] + files).status == 0)
         let once = try CrashTests.dump(db)
-        let again = try CLI.run(["import", "spotify", "--db", db, "--user", "ana"] + files)
+        let again = try await CLI.run(["import", "spotify", "--db", db, "--user", "ana"] + files)
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.stderr.contains("0 applied, 8 duplicates skipped"), "\(again.stderr)")
         #expect(again.stderr.contains("0 tracks added"), "\(again.stderr)")
@@ -63,27 +63,27 @@ struct ImportSpotifyTests {
     }
 
     @Test("Missing and malformed fields are reported with file, record index and field; exit 2")
-    func missingFields() throws {
-        let (dir, db) = try CLI.smallDatabase(user: "ana")
+    func missingFields() async throws {
+        let (dir, db) = try await CLI.smallDatabase(user: "ana")
         let errors = dir.appendingPathComponent("errors.jsonl")
-        let r = try CLI.run(["import", "spotify", "--db", db, "--user", "ana", Self.file("endsong_broken.json"), "--errors", errors.path])
+        let r = try await CLI.run(["import", "spotify", "--db", db, "--user", "ana", Self.file("endsong_broken.json"), "--errors", errors.path])
         #expect(r.status == 2)
         let report = Logs.jsonLines(try String(contentsOf: errors, encoding: .utf8))
         #expect(report.map { $0["record"] } == [.number(1), .number(2), .number(3)])
         #expect(report.map { $0["field"] } == [.string("ms_played"), .string("ts"), .string("master_metadata_track_name")])
         #expect(report.allSatisfy { $0["file"] == .string(Self.file("endsong_broken.json")) })
         #expect(r.stderr.contains("1 applied"), "\(r.stderr)")  // the good record still counts
-        let plain = try CLI.run(["import", "spotify", "--db", db, "--user", "ana", Self.file("endsong_broken.json")])
+        let plain = try await CLI.run(["import", "spotify", "--db", db, "--user", "ana", Self.file("endsong_broken.json")])
         #expect(plain.stderr.contains("endsong_broken.json: record 1: ms_played: expected a number of milliseconds, got nothing (missing field)"), "\(plain.stderr)")
     }
 
     @Test("An unknown user is an error unless --create-user")
-    func unknownUser() throws {
-        let (_, db) = try CLI.smallDatabase(user: "ana")
-        let r = try CLI.run(["import", "spotify", "--db", db, "--user", "bo", Self.file("StreamingHistory0.json")])
+    func unknownUser() async throws {
+        let (_, db) = try await CLI.smallDatabase(user: "ana")
+        let r = try await CLI.run(["import", "spotify", "--db", db, "--user", "bo", Self.file("StreamingHistory0.json")])
         #expect(r.status == 2)
         #expect(r.stderr.contains("user: expected a known user"), "\(r.stderr)")
-        let c = try CLI.run(["import", "spotify", "--db", db, "--user", "bo", "--create-user", Self.file("StreamingHistory0.json")])
+        let c = try await CLI.run(["import", "spotify", "--db", db, "--user", "bo", "--create-user", Self.file("StreamingHistory0.json")])
         #expect(c.status == 0, "\(c.stderr)")
         #expect(try Store(path: db).feedbackCount(user: "bo") == 4)
     }

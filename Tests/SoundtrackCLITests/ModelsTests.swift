@@ -27,15 +27,15 @@ struct ModelsTests {
     static func json(_ text: String) throws -> JSONValue { try JSONParser.parse(Data(text.utf8)) }
 
     @Test("replay learns the blend at its end; models history lists it, models use picks a version (0: the models'), picks name it")
-    func replayLearnsAndModelsRollBack() throws {
-        let (dir, db) = try CLI.smallDatabase(user: "u-0")
+    func replayLearnsAndModelsRollBack() async throws {
+        let (dir, db) = try await CLI.smallDatabase(user: "u-0")
         let log = dir.appendingPathComponent("likes.jsonl")
         try Logs.write(try Self.likes(users: 40, each: 15), log)
-        let replay = try CLI.run(["replay", log.path, "--create-users", "--db", db])
+        let replay = try await CLI.run(["replay", log.path, "--create-users", "--db", db])
         #expect(replay.status == 0, "\(replay.stderr)")
         #expect(replay.stderr.contains("blend 1: "), "\(replay.stderr)")
 
-        let history = try CLI.run(["models", "history", "--json", "--db", db])
+        let history = try await CLI.run(["models", "history", "--json", "--db", db])
         #expect(history.status == 0, "\(history.stderr)")
         let rows = history.stdout.split(separator: "\n")
         #expect(rows.count == 1)
@@ -48,34 +48,34 @@ struct ModelsTests {
         let snapshot = dir.appendingPathComponent("s.json")
         try Logs.snapshot(user: "u-3", minute: 9_000, context: 1).write(to: snapshot, atomically: true, encoding: .utf8)
         for version in [1, 0] {
-            let use = try CLI.run(["models", "use", "\(version)", "--db", db])
+            let use = try await CLI.run(["models", "use", "\(version)", "--db", db])
             #expect(use.status == 0, "\(use.stderr)")
-            let show = try Self.json(try CLI.run(["models", "show", "--json", "--db", db]).stdout)
+            let show = try Self.json(try await CLI.run(["models", "show", "--json", "--db", db]).stdout)
             #expect(show["in_use"] == .number(Double(version)))
-            let pick = try CLI.run(["pick", "--read-only", snapshot.path, "--db", db])
+            let pick = try await CLI.run(["pick", "--read-only", snapshot.path, "--db", db])
             #expect(pick.status == 0, "\(pick.stderr)")
             #expect(try Self.json(pick.stdout)["blend"] == .number(Double(version)), "\(pick.stdout)")
         }
-        let bad = try CLI.run(["models", "use", "7", "--db", db])
+        let bad = try await CLI.run(["models", "use", "7", "--db", db])
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("VERSION") && bad.stderr.contains("no blend version 7"), "\(bad.stderr)")
 
         // Nothing new since: a replay of the same log (all duplicates) does not fit again; models fit does.
-        let again = try CLI.run(["replay", log.path, "--db", db])
+        let again = try await CLI.run(["replay", log.path, "--db", db])
         #expect(again.status == 0 && !again.stderr.contains("blend "), "\(again.stderr)")
-        let fit = try CLI.run(["models", "fit", "--db", db])
+        let fit = try await CLI.run(["models", "fit", "--db", db])
         #expect(fit.status == 0 && fit.stdout.hasPrefix("blend 2: "), "\(fit.stdout) \(fit.stderr)")
     }
 
     @Test("replay --no-fit learns no blend; the queries wait for the next refit")
-    func noFit() throws {
-        let (dir, db) = try CLI.smallDatabase(user: "u-0")
+    func noFit() async throws {
+        let (dir, db) = try await CLI.smallDatabase(user: "u-0")
         let log = dir.appendingPathComponent("likes.jsonl")
         try Logs.write(try Self.likes(users: 40, each: 15), log)
-        let replay = try CLI.run(["replay", log.path, "--create-users", "--no-fit", "--db", db])
+        let replay = try await CLI.run(["replay", log.path, "--create-users", "--no-fit", "--db", db])
         #expect(replay.status == 0 && !replay.stderr.contains("blend "), "\(replay.stderr)")
-        #expect(try CLI.run(["models", "history", "--json", "--db", db]).stdout.isEmpty)
-        let show = try Self.json(try CLI.run(["models", "show", "--json", "--db", db]).stdout)
+        #expect(try await CLI.run(["models", "history", "--json", "--db", db]).stdout.isEmpty)
+        let show = try Self.json(try await CLI.run(["models", "show", "--json", "--db", db]).stdout)
         #expect(show["in_use"] == .number(0) && show["new_queries"] == .number(600) && show["refit_due"] == .bool(true))
     }
 }

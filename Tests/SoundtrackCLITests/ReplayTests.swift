@@ -57,8 +57,8 @@ struct ReplayTests {
     let users = ["u-1", "u-2", "u-3"]
 
     @Test("The summary counts applied, duplicate and rejected events; rejections name line and field")
-    func summary() throws {
-        let (dir, db) = try Logs.database(users: users)
+    func summary() async throws {
+        let (dir, db) = try await Logs.database(users: users)
         var lines = try CrashTests.multiUserLog(12, users: users)
         lines.append(lines[3])  // the same event again: a duplicate
         lines.append(#"{"id":"ev-u","user":"stranger","at":"2026-03-10T07:00:00+01:00","track":"spotify:track:3e9HZxeyfWwjeyPAMmWSSQ","signal":"like","snapshot":{"user":"stranger","at":"2026-03-10T07:00:00+01:00"}}"#)
@@ -67,7 +67,7 @@ struct ReplayTests {
         let log = dir.appendingPathComponent("log.jsonl")
         try Logs.write(lines, log)
         let errors = dir.appendingPathComponent("errors.jsonl")
-        let r = try CLI.run(["replay", "--db", db, log.path, "--errors", errors.path])
+        let r = try await CLI.run(["replay", "--db", db, log.path, "--errors", errors.path])
         #expect(r.status == 2)
         #expect(r.stderr.contains("replay: 16 records: 12 applied, 1 duplicates skipped, 3 rejected (lines 14, 15, 16)"), "\(r.stderr)")
         let report = Logs.jsonLines(try String(contentsOf: errors, encoding: .utf8))
@@ -77,30 +77,30 @@ struct ReplayTests {
     }
 
     @Test("Replaying twice changes nothing the second time")
-    func twice() throws {
-        let (dir, db) = try Logs.database(users: users)
+    func twice() async throws {
+        let (dir, db) = try await Logs.database(users: users)
         let log = dir.appendingPathComponent("log.jsonl")
         try Logs.write(try CrashTests.multiUserLog(50, users: users), log)
-        let first = try CLI.run(["replay", "--db", db, log.path])
+        let first = try await CLI.run(["replay", "--db", db, log.path])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.contains("50 records: 50 applied, 0 duplicates skipped, 0 rejected"), "\(first.stderr)")
         let once = try CrashTests.dump(db)
-        let again = try CLI.run(["replay", "--db", db, log.path])
+        let again = try await CLI.run(["replay", "--db", db, log.path])
         #expect(again.status == 0)
         #expect(again.stderr.contains("50 records: 0 applied, 50 duplicates skipped, 0 rejected"), "\(again.stderr)")
         #expect(try CrashTests.dump(db) == once)
     }
 
     @Test("A line with an unknown track, early in its user's events, is rejected for its track on every run")
-    func sameReasonOnEveryRun() throws {
-        let (dir, db) = try Logs.database(users: users)
+    func sameReasonOnEveryRun() async throws {
+        let (dir, db) = try await Logs.database(users: users)
         var lines = try CrashTests.multiUserLog(30, users: ["u-1"])
         lines[12] = lines[12].replacing(#/"track":"[^"]*"/#, with: #""track":"spotify:track:nope""#)
         let log = dir.appendingPathComponent("log.jsonl")
         try Logs.write(lines, log)
         for run in 1...2 {
             let errors = dir.appendingPathComponent("errors-\(run).jsonl")
-            let r = try CLI.run(["replay", "--db", db, log.path, "--errors", errors.path])
+            let r = try await CLI.run(["replay", "--db", db, log.path, "--errors", errors.path])
             #expect(r.status == 2, "run \(run): \(r.stderr)")
             let report = Logs.jsonLines(try String(contentsOf: errors, encoding: .utf8))
             #expect(report.map { $0["line"] } == [.number(13)], "run \(run)")
@@ -109,25 +109,25 @@ struct ReplayTests {
     }
 
     @Test("Replay gives the state of `feedback` applying the same events one by one")
-    func sameAsFeedback() throws {
-        let (dir, db) = try Logs.database(users: users)
+    func sameAsFeedback() async throws {
+        let (dir, db) = try await Logs.database(users: users)
         let other = dir.appendingPathComponent("other.sqlite").path
         try FileManager.default.copyItem(atPath: db, toPath: other)
         let log = dir.appendingPathComponent("log.jsonl")
         try Logs.write(try CrashTests.multiUserLog(40, users: users), log)
-        #expect(try CLI.run(["replay", "--db", db, "--block-bytes", "2000", log.path]).status == 0)
-        #expect(try CLI.run(["feedback", "--quiet", "--db", other, log.path]).status == 0)
+        #expect(try await CLI.run(["replay", "--db", db, "--block-bytes", "2000", log.path]).status == 0)
+        #expect(try await CLI.run(["feedback", "--quiet", "--db", other, log.path]).status == 0)
         #expect(try CrashTests.dump(db) == CrashTests.dump(other))
     }
 
     @Test("An event out of time order for its user is rejected, naming the line")
-    func outOfOrder() throws {
-        let (dir, db) = try Logs.database(users: users)
+    func outOfOrder() async throws {
+        let (dir, db) = try await Logs.database(users: users)
         var lines = try CrashTests.multiUserLog(6, users: ["u-1"])
         lines.swapAt(3, 4)
         let log = dir.appendingPathComponent("log.jsonl")
         try Logs.write(lines, log)
-        let r = try CLI.run(["replay", "--db", db, log.path])
+        let r = try await CLI.run(["replay", "--db", db, log.path])
         #expect(r.status == 2)
         // The previous event's time is named: line 4's (the lines were swapped).
         let previous = try FeedbackEvent.decode(Data(lines[3].utf8)).at
@@ -136,42 +136,42 @@ struct ReplayTests {
     }
 
     @Test("Unknown users are rejected per line, or created with --create-users")
-    func unknownUsers() throws {
-        let (dir, db) = try Logs.database(users: ["u-1"])
+    func unknownUsers() async throws {
+        let (dir, db) = try await Logs.database(users: ["u-1"])
         let log = dir.appendingPathComponent("log.jsonl")
         try Logs.write(try CrashTests.multiUserLog(9, users: ["u-1", "new-a", "new-b"]), log)
-        let r = try CLI.run(["replay", "--db", db, log.path])
+        let r = try await CLI.run(["replay", "--db", db, log.path])
         #expect(r.status == 2)
         #expect(r.stderr.contains("user: expected a known user"), "\(r.stderr)")
         #expect(r.stderr.contains("9 records: 5 applied, 0 duplicates skipped, 4 rejected"), "\(r.stderr)")
-        let c = try CLI.run(["replay", "--db", db, "--create-users", log.path])
+        let c = try await CLI.run(["replay", "--db", db, "--create-users", log.path])
         #expect(c.status == 0, "\(c.stderr)")
         #expect(c.stderr.contains("9 records: 4 applied, 5 duplicates skipped, 0 rejected, 2 users created"), "\(c.stderr)")
         #expect(try Store(path: db).userExists("new-b"))
     }
 
     @Test("A replay killed with SIGKILL and run again reaches exactly the state of one clean run")
-    func killMidReplay() throws {
+    func killMidReplay() async throws {
         let n = 10000
-        let (dir, db) = try Logs.database(users: users)
+        let (dir, db) = try await Logs.database(users: users)
         let log = dir.appendingPathComponent("log.jsonl")
         try Logs.write(try CrashTests.multiUserLog(n, users: users), log)
         let clean = dir.appendingPathComponent("clean.sqlite").path
         try FileManager.default.copyItem(atPath: db, toPath: clean)
-        let ref = try CLI.run(["replay", "--db", clean, "--block-bytes", "8000", log.path])
+        let ref = try await CLI.run(["replay", "--db", clean, "--block-bytes", "8000", log.path])
         #expect(ref.status == 0, "\(ref.stderr)")
 
         let running = try CLI.start(["replay", "--db", db, "--block-bytes", "8000", log.path])
         let deadline = Date().addingTimeInterval(120)
-        while ((try? Self.count(db)) ?? 0) < 300 && Date() < deadline { usleep(2_000) }
+        while ((try? Self.count(db)) ?? 0) < 300 && Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
         kill(running.process.processIdentifier, SIGKILL)
-        running.process.waitUntilExit()
+        await offPool { [running] in running.process.waitUntilExit() }
         #expect(running.process.terminationReason == .uncaughtSignal)
         #expect(try Store(path: db).check() == [])
         let applied = try Self.count(db)
         #expect(applied >= 300 && applied < n, "killed after \(applied) of \(n) events")
 
-        let resumed = try CLI.run(["replay", "--db", db, "--block-bytes", "8000", log.path])
+        let resumed = try await CLI.run(["replay", "--db", db, "--block-bytes", "8000", log.path])
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(resumed.stderr.contains("\(n) records: \(n - applied) applied, \(applied) duplicates skipped, 0 rejected"), "\(resumed.stderr)")
         let a = try CrashTests.dump(db), b = try CrashTests.dump(clean)
@@ -180,8 +180,8 @@ struct ReplayTests {
     }
 
     @Test("A replay over users written whole (the benchmarks' population: bins at the cap, merges, new bins), killed with SIGKILL and run again, reaches the state of one clean run")
-    func killMidReplayOfAWrittenPopulation() throws {
-        let (dir, db) = try CLI.smallDatabase()
+    func killMidReplayOfAWrittenPopulation() async throws {
+        let (dir, db) = try await CLI.smallDatabase()
         let users = 12, n = 6000
         do {
             let store = try Store(path: db)
@@ -197,32 +197,32 @@ struct ReplayTests {
         let log = dir.appendingPathComponent("log.jsonl").path
         let clean = dir.appendingPathComponent("clean.sqlite").path
         try FileManager.default.copyItem(atPath: db, toPath: clean)
-        let ref = try CLI.run(["replay", "--db", clean, "--block-bytes", "40000", log])
+        let ref = try await CLI.run(["replay", "--db", clean, "--block-bytes", "40000", log])
         #expect(ref.status == 0, "\(ref.stderr)")
         #expect(ref.stderr.contains("\(n) records: \(n) applied"), "\(ref.stderr)")
 
         let running = try CLI.start(["replay", "--db", db, "--block-bytes", "40000", log])
         let deadline = Date().addingTimeInterval(120)
-        while ((try? Self.count(db)) ?? 0) < 500 && Date() < deadline { usleep(2_000) }
+        while ((try? Self.count(db)) ?? 0) < 500 && Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
         kill(running.process.processIdentifier, SIGKILL)
-        running.process.waitUntilExit()
+        await offPool { [running] in running.process.waitUntilExit() }
         let applied = try Self.count(db)
         #expect(applied >= 500 && applied < n, "killed after \(applied) of \(n) events")
 
-        let resumed = try CLI.run(["replay", "--db", db, "--block-bytes", "40000", log])
+        let resumed = try await CLI.run(["replay", "--db", db, "--block-bytes", "40000", log])
         #expect(resumed.status == 0, "\(resumed.stderr)")
         let a = try CrashTests.dump(db), b = try CrashTests.dump(clean)
         #expect(a.count == b.count)
         #expect(a == b)
         // The users made bins of their own during the run, numbered after the ones they had.
-        let numbers = try DatabaseQueue(path: db).read { try Int.fetchOne($0, sql: "SELECT max(number) FROM bins") ?? 0 }
+        let numbers = try await DatabaseQueue(path: db).read { try Int.fetchOne($0, sql: "SELECT max(number) FROM bins") ?? 0 }
         #expect(numbers > 32)
     }
 
     @Test("A second replay on the same database while the first runs is refused at once with a clear message, exit 1; the first completes")
-    func twoReplays() throws {
+    func twoReplays() async throws {
         let n = 600
-        let (dir, db) = try Logs.database(users: users)
+        let (dir, db) = try await Logs.database(users: users)
         let lines = try CrashTests.multiUserLog(n, users: users)
         // The first replay reads standard input, kept open until the second has been refused: it
         // holds the lock for certain while the second starts.
@@ -237,21 +237,21 @@ struct ReplayTests {
         try first.run()
         input.fileHandleForWriting.write(Data((lines.prefix(300).joined(separator: "\n") + "\n").utf8))
         let deadline = Date().addingTimeInterval(120)
-        while ((try? Self.count(db)) ?? 0) < 100 && Date() < deadline { usleep(2_000) }
+        while ((try? Self.count(db)) ?? 0) < 100 && Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
         let log = dir.appendingPathComponent("log.jsonl")
         try Logs.write(lines, log)
-        let second = try CLI.run(["replay", "--db", db, log.path])
+        let second = try await CLI.run(["replay", "--db", db, log.path])
         input.fileHandleForWriting.write(Data((lines.dropFirst(300).joined(separator: "\n") + "\n").utf8))
         try input.fileHandleForWriting.close()
         let firstErr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        first.waitUntilExit()
+        await offPool { [first] in first.waitUntilExit() }
         #expect(first.terminationStatus == 0, "\(firstErr)")
         #expect(firstErr.contains("\(n) records: \(n) applied"), "\(firstErr)")
         #expect(second.status == 1, "\(second.stderr)")
         #expect(second.stderr.contains("another replay, batch or service is writing this database (\(db)): replay (process \(first.processIdentifier))"), "\(second.stderr)")
         #expect(!second.stderr.lowercased().contains("constraint"), "\(second.stderr)")
         // The lock went with the first process: a third run replays nothing new and exits 0.
-        let third = try CLI.run(["replay", "--db", db, log.path])
+        let third = try await CLI.run(["replay", "--db", db, log.path])
         #expect(third.status == 0, "\(third.stderr)")
         #expect(third.stderr.contains("0 applied, \(n) duplicates skipped"), "\(third.stderr)")
     }

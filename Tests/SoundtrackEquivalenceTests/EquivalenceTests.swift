@@ -28,14 +28,14 @@ import Testing
 struct EquivalenceTests {
     @Test("CLI feedback, POST /v1/feedback and replay give the same verdicts and the same database")
     func sameDatabase() async throws {
-        let fixture = try Base.make()
+        let fixture = try await Base.make()
         let log = try EventLog.make(fixture)
         let file = fixture.dir.appendingPathComponent("log.jsonl")
         try (log.lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
 
         // soundtrack feedback: each event its own transaction.
         let cliDB = try fixture.copy("cli")
-        let cli = try CLI.run(["feedback", "--db", cliDB, file.path])
+        let cli = try await CLI.run(["feedback", "--db", cliDB, file.path])
         #expect(cli.status == 2, "\(cli.stderr)")
         let cliVerdicts = try Verdicts.fromCLI(cli, lines: log.lines.count)
 
@@ -45,7 +45,7 @@ struct EquivalenceTests {
         for (name, blockBytes) in [("replay-small", "3000"), ("replay-one", "100000000")] {
             let db = try fixture.copy(name)
             let errors = fixture.dir.appendingPathComponent("\(name)-errors.jsonl")
-            let r = try CLI.run(["replay", "--db", db, "--block-bytes", blockBytes, "--errors", errors.path, file.path])
+            let r = try await CLI.run(["replay", "--db", db, "--block-bytes", blockBytes, "--errors", errors.path, file.path])
             #expect(r.status == 2, "\(r.stderr)")
             let count = { (v: Verdict) in log.expected.filter { $0 == v }.count }
             let rejected = log.expected.count - count(.applied) - count(.duplicate)
@@ -92,7 +92,7 @@ extension EquivalenceTests {
 
     @Test("One size limit: a 2 MiB event is refused alike by feedback (a document and a line), replay and POST /v1/feedback")
     func oneSizeLimit() async throws {
-        let fixture = try Base.make()
+        let fixture = try await Base.make()
         let big = Self.oversizedEvent(fixture)
         let expected = "expected a document of at most \(Snapshot.maxBytes) bytes"
         let single = fixture.dir.appendingPathComponent("big.json"), lines = fixture.dir.appendingPathComponent("big.jsonl")
@@ -103,12 +103,12 @@ extension EquivalenceTests {
             + "\n")
             .write(to: lines, atomically: true, encoding: .utf8)
 
-        let one = try CLI.run(["feedback", "--db", try fixture.copy("size-one"), single.path])
+        let one = try await CLI.run(["feedback", "--db", try fixture.copy("size-one"), single.path])
         #expect(one.status == 2 && one.stderr.contains(expected), "\(one.status) \(one.stderr)")
-        let perLine = try CLI.run(["feedback", "--db", try fixture.copy("size-lines"), lines.path])
+        let perLine = try await CLI.run(["feedback", "--db", try fixture.copy("size-lines"), lines.path])
         #expect(perLine.status == 2 && perLine.stderr.contains("line 1: ") && perLine.stderr.contains(expected), "\(perLine.stderr)")
         let errors = fixture.dir.appendingPathComponent("size-errors.jsonl")
-        let replay = try CLI.run(["replay", "--db", try fixture.copy("size-replay"), "--errors", errors.path, lines.path])
+        let replay = try await CLI.run(["replay", "--db", try fixture.copy("size-replay"), "--errors", errors.path, lines.path])
         #expect(replay.status == 2 && replay.stderr.contains("1 applied") && replay.stderr.contains("1 rejected"), "\(replay.stderr)")
         #expect(try String(contentsOf: errors, encoding: .utf8).contains(expected))
 
@@ -170,14 +170,14 @@ struct Base {
 
     static let users = ["u-1", "u-2", "u-3"]
 
-    static func make() throws -> Base {
+    static func make() async throws -> Base {
         let dir = CLI.tempDir()
         let path = dir.appendingPathComponent("base.sqlite").path
         let catalog = CLI.root.appendingPathComponent("datasets/catalog-small.csv").path
-        var r = try CLI.run(["catalog", "import", catalog, "--db", path])
+        var r = try await CLI.run(["catalog", "import", catalog, "--db", path])
         precondition(r.status == 0, r.stderr)
         for u in users {
-            r = try CLI.run(["users", "add", u, "--db", path])
+            r = try await CLI.run(["users", "add", u, "--db", path])
             precondition(r.status == 0, r.stderr)
         }
         let store = try Store(path: path)

@@ -1,5 +1,6 @@
 import Foundation
 import SoundtrackContext
+import SoundtrackTestSupport
 import Testing
 
 @testable import SoundtrackStore
@@ -43,13 +44,13 @@ import FoundationNetworking
 
     /// A database with the catalog, the user (keeping raw snapshots, so that their strings are
     /// stored at all) and a user key; returns the key.
-    static func database(_ db: String, user: String) throws -> String {
-        var r = try GracefulShutdownTests.cli(["catalog", "import", Repo.smallCatalog.path, "--db", db])
+    static func database(_ db: String, user: String) async throws -> String {
+        var r = try await GracefulShutdownTests.cli(["catalog", "import", Repo.smallCatalog.path, "--db", db])
         #expect(r.status == 0, "\(r.err)")
-        r = try GracefulShutdownTests.cli(["users", "add", user, "--db", db])
+        r = try await GracefulShutdownTests.cli(["users", "add", user, "--db", db])
         #expect(r.status == 0, "\(r.err)")
         try Store(path: db, durable: false).setKeepRawSnapshots(user: user, true)
-        r = try GracefulShutdownTests.cli(["keys", "create", "--user", user, "--db", db])
+        r = try await GracefulShutdownTests.cli(["keys", "create", "--user", user, "--db", db])
         return try #require(r.out.split(separator: "\n").first.map(String.init))
     }
 
@@ -69,8 +70,8 @@ import FoundationNetworking
         let dir = Repo.tempDir()
         let db = dir.appendingPathComponent("f.sqlite").path
         let user = "caf\u{E9}-forget"
-        let key = try Self.database(db, user: user)
-        let admin = try #require(try GracefulShutdownTests.cli(["keys", "create", "--admin", "--db", db]).out.split(separator: "\n").first.map(String.init))
+        let key = try await Self.database(db, user: user)
+        let admin = try #require(try await GracefulShutdownTests.cli(["keys", "create", "--admin", "--db", db]).out.split(separator: "\n").first.map(String.init))
         let track = try #require(try Store(path: db, durable: false).allTracks().first?.id)
         let path = "/v1/users/" + (user.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? user)
 
@@ -99,28 +100,28 @@ import FoundationNetworking
         // No file holds the person, while the service runs and after it stopped.
         #expect(try Self.markersOnDisk(db) == [])
         kill(p.processIdentifier, SIGTERM)
-        p.waitUntilExit()
+        await offPool { [p] in p.waitUntilExit() }
         #expect(p.terminationStatus == 0)
         #expect(try Self.markersOnDisk(db) == [])
         #expect(try Store(path: db, durable: false).rowCounts(user: user).values.reduce(0, +) == 2)  // the new user and settings
     }
 
-    @Test func cliForgetLeavesNoFileHoldingThePerson() throws {
+    @Test func cliForgetLeavesNoFileHoldingThePerson() async throws {
         let dir = Repo.tempDir()
         let db = dir.appendingPathComponent("f.sqlite").path
         let user = "u-forget"
-        _ = try Self.database(db, user: user)
+        _ = try await Self.database(db, user: user)
         let track = try #require(try Store(path: db, durable: false).allTracks().first?.id)
         let snapshot = dir.appendingPathComponent("s.json"), events = dir.appendingPathComponent("e.jsonl")
         try Data(Self.snapshot(user: user, at: "2026-03-14T07:42:10+01:00").utf8).write(to: snapshot)
         try Data(((0..<3).map { Self.event(id: "ev-\($0)", user: user, track: track).replacingOccurrences(of: "\n", with: " ") }.joined(separator: "\n") + "\n").utf8)
             .write(to: events)
-        var r = try GracefulShutdownTests.cli(["pick", snapshot.path, "--db", db])
+        var r = try await GracefulShutdownTests.cli(["pick", snapshot.path, "--db", db])
         #expect(r.status == 0, "\(r.err)")
-        r = try GracefulShutdownTests.cli(["feedback", "--quiet", events.path, "--db", db])
+        r = try await GracefulShutdownTests.cli(["feedback", "--quiet", events.path, "--db", db])
         #expect(r.status == 0, "\(r.err)")
         #expect(!(try Self.markersOnDisk(db)).isEmpty)
-        r = try GracefulShutdownTests.cli(["users", "forget", user, "--db", db])
+        r = try await GracefulShutdownTests.cli(["users", "forget", user, "--db", db])
         #expect(r.status == 0, "\(r.err)")
         #expect(try Self.markersOnDisk(db) == [])
     }

@@ -69,14 +69,14 @@ import Testing
     }
 
     @Test("Through the CLI: users add in the other form is refused as the same user; the id is stored in NFC")
-    func cliFormsAreOneUser() throws {
-        let (_, db) = try CLI.smallDatabase(user: "u-0")
+    func cliFormsAreOneUser() async throws {
+        let (_, db) = try await CLI.smallDatabase(user: "u-0")
         for (a, b) in Self.pairs.prefix(6) {
-            let first = try CLI.run(["users", "add", b, "--db", db])
+            let first = try await CLI.run(["users", "add", b, "--db", db])
             #expect(first.status == 0, "\(first.stderr)")
-            let second = try CLI.run(["users", "add", a, "--db", db])
+            let second = try await CLI.run(["users", "add", a, "--db", db])
             #expect(second.status == 2 && second.stderr.contains("exists"), "\(second.stderr)")
-            let shown = try CLI.run(["users", "show", a, "--db", db])
+            let shown = try await CLI.run(["users", "show", a, "--db", db])
             #expect(shown.status == 0)
             #expect(Array((try JSONParser.parse(shown.stdout)["id"]?.stringValue ?? "").utf8) == Array(Identifier.normalized(b).utf8))
         }

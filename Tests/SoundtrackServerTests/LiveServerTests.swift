@@ -6,6 +6,7 @@ import HummingbirdTesting
 import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackServer
+import SoundtrackTestSupport
 import Synchronization
 import Testing
 
@@ -68,33 +69,12 @@ import FoundationNetworking
 
 /// `soundtrack serve` as a process: SIGTERM in the middle of a feedback burst loses no acknowledged event.
 @Suite struct GracefulShutdownTests {
-    static let executable: URL = {
-        var candidates: [URL] = []
-        if let argv0 = CommandLine.arguments.first {
-            candidates.append(URL(fileURLWithPath: argv0).deletingLastPathComponent().appendingPathComponent("soundtrack"))
-        }
-        candidates.append(Bundle.main.bundleURL.appendingPathComponent("soundtrack"))
-        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("soundtrack"))
-        candidates.append(Repo.root.appendingPathComponent(".build/debug/soundtrack"))
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates.last!
-    }()
+    static var executable: URL { CLI.executable }
 
-    static func cli(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
-        let p = Process()
-        p.executableURL = executable
-        p.arguments = args
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "SOUNDTRACK_DB")
-        p.environment = env
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    /// The CLI run as a user would (``CLI/run(_:stdin:cwd:)``), its result as a tuple.
+    static func cli(_ args: [String]) async throws -> (status: Int32, out: String, err: String) {
+        let r = try await CLI.run(args)
+        return (r.status, r.stdout, r.stderr)
     }
 
     /// `soundtrack serve ARGUMENTS` as a child process, once its start line has come: the process,
@@ -132,11 +112,11 @@ import FoundationNetworking
     @Test(.timeLimit(.minutes(2))) func sigtermDuringFeedbackBurst() async throws {
         let dir = Repo.tempDir()
         let db = dir.appendingPathComponent("s.sqlite").path
-        var r = try Self.cli(["catalog", "import", Repo.smallCatalog.path, "--db", db])
+        var r = try await Self.cli(["catalog", "import", Repo.smallCatalog.path, "--db", db])
         #expect(r.status == 0, "\(r.err)")
         let users = (1...6).map { "u-\($0)" }
         try Data((users.joined(separator: "\n") + "\n").utf8).write(to: dir.appendingPathComponent("users.txt"))
-        r = try Self.cli(["keys", "create", "--users-file", dir.appendingPathComponent("users.txt").path, "--add-users", "--db", db])
+        r = try await Self.cli(["keys", "create", "--users-file", dir.appendingPathComponent("users.txt").path, "--add-users", "--db", db])
         #expect(r.status == 0, "\(r.err)")
         var keys: [String: String] = [:]
         for line in r.out.split(separator: "\n") {
@@ -204,10 +184,10 @@ import FoundationNetworking
         let dir = Repo.tempDir()
         let db = dir.appendingPathComponent("s.sqlite").path
         let clean = dir.appendingPathComponent("clean.sqlite").path
-        var r = try GracefulShutdownTests.cli(["catalog", "import", Repo.smallCatalog.path, "--db", db])
+        var r = try await GracefulShutdownTests.cli(["catalog", "import", Repo.smallCatalog.path, "--db", db])
         #expect(r.status == 0, "\(r.err)")
         try Data("u-1\n".utf8).write(to: dir.appendingPathComponent("users.txt"))
-        r = try GracefulShutdownTests.cli(["keys", "create", "--users-file", dir.appendingPathComponent("users.txt").path, "--add-users", "--db", db])
+        r = try await GracefulShutdownTests.cli(["keys", "create", "--users-file", dir.appendingPathComponent("users.txt").path, "--add-users", "--db", db])
         let key = try #require(r.out.split(separator: "\n").first?.split(separator: "\t").last.map(String.init))
         // u-1 keeps raw snapshots: its events wait in `pending_events` for a checkpoint of the view.
         try Store(path: db, durable: false).setKeepRawSnapshots(user: "u-1", true)
@@ -239,7 +219,7 @@ import FoundationNetworking
         // The same events through the CLI, one transaction each, on a copy of the starting database.
         let file = dir.appendingPathComponent("events.jsonl")
         try Data((events.joined(separator: "\n") + "\n").utf8).write(to: file)
-        r = try GracefulShutdownTests.cli(["feedback", "--quiet", "--db", clean, file.path])
+        r = try await GracefulShutdownTests.cli(["feedback", "--quiet", "--db", clean, file.path])
         #expect(r.status == 0, "\(r.err)")
 
         // The service started again brings the state up to date as it opens the database, before
@@ -257,8 +237,8 @@ import FoundationNetworking
 
         // So does any command (this one on the database as the crash left it): it sees the clean run's
         // bins, and leaves the stored state up to date.
-        let after = try GracefulShutdownTests.cli(["bins", "--user", "u-1", "--json", "--db", db])
-        let reference = try GracefulShutdownTests.cli(["bins", "--user", "u-1", "--json", "--db", clean])
+        let after = try await GracefulShutdownTests.cli(["bins", "--user", "u-1", "--json", "--db", db])
+        let reference = try await GracefulShutdownTests.cli(["bins", "--user", "u-1", "--json", "--db", clean])
         #expect(after.status == 0 && reference.status == 0, "\(after.err) \(reference.err)")
         #expect(after.out == reference.out)
         #expect(after.out.contains("b-2"))
@@ -279,14 +259,6 @@ final class Acknowledged: Sendable {
     func add(_ id: String) { value.withLock { $0.append(id) } }
     var ids: [String] { value.withLock { $0 } }
     var count: Int { value.withLock { $0.count } }
-}
-
-/// Runs `body` on a thread of its own, off Swift's cooperative pool: for blocking steps whose
-/// timing matters, which a busy pool could delay and which would hold up the pool's other work.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { (c: CheckedContinuation<T, Never>) in
-        Thread { c.resume(returning: body()) }.start()
-    }
 }
 
 /// A raw TCP connection to the service on loopback, for what URLSession will not do: send half a
@@ -314,15 +286,27 @@ final class RawConnection: @unchecked Sendable {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// What ``receive(seconds:)`` saw: the bytes, and whether and when the server closed the
+    /// connection (taken on the reading thread, so a busy test process cannot make it late).
+    struct Received: Sendable, CustomStringConvertible {
+        var text: String
+        var closedAt: Date?
+        var closed: Bool { closedAt != nil }
+        var description: String { "\(text.debugDescription), closed: \(closed)" }
+
+        /// Seconds from `start` to the close (infinity when the server did not close).
+        func closed(after start: Date) -> Double { closedAt.map { $0.timeIntervalSince(start) } ?? .infinity }
+    }
+
     /// ``receive(seconds:)`` on a thread of its own: for the waits of seconds (the server's
     /// timeouts), which on the cooperative pool would hold up the tests running beside this one.
-    func received(seconds: Double) async -> (text: String, closed: Bool) {
-        await onThread { self.receive(seconds: seconds) }
+    func received(seconds: Double) async -> Received {
+        await offPool { self.receive(seconds: seconds) }
     }
 
     /// What arrives within `seconds` (until the server closes the connection or the time is up),
     /// and whether the server closed it.
-    func receive(seconds: Double) -> (text: String, closed: Bool) {
+    func receive(seconds: Double) -> Received {
         var out: [UInt8] = []
         let deadline = Date().addingTimeInterval(seconds)
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -331,11 +315,11 @@ final class RawConnection: @unchecked Sendable {
             let left = Int32(max(1, deadline.timeIntervalSinceNow * 1000))
             guard poll(&p, 1, left) > 0 else { break }
             let n = recv(fd, &buffer, buffer.count, 0)
-            if n <= 0 { return (String(decoding: out, as: UTF8.self), true) }
+            if n <= 0 { return Received(text: String(decoding: out, as: UTF8.self), closedAt: Date()) }
             out += buffer[0..<n]
             if String(decoding: out, as: UTF8.self).contains("\r\n\r\n"), !out.isEmpty, n < buffer.count, seconds < 1 { break }
         }
-        return (String(decoding: out, as: UTF8.self), false)
+        return Received(text: String(decoding: out, as: UTF8.self), closedAt: nil)
     }
 }
 
@@ -359,7 +343,7 @@ final class RawConnection: @unchecked Sendable {
 
         let dir = Repo.tempDir()
         let db = dir.appendingPathComponent("idle.sqlite").path
-        let r = try GracefulShutdownTests.cli(["catalog", "import", Repo.smallCatalog.path, "--db", db])
+        let r = try await GracefulShutdownTests.cli(["catalog", "import", Repo.smallCatalog.path, "--db", db])
         #expect(r.status == 0, "\(r.err)")
         let (p, _, _, port) = try GracefulShutdownTests.startServe([
             "--db", db, "--port", "0", "--idle-timeout", "60", "--shutdown-delay", "1", "--drain-timeout", "2"
@@ -371,7 +355,7 @@ final class RawConnection: @unchecked Sendable {
         }
         let process = p
         // On a thread of its own: thousands of blocking connects, then the timing of the exit.
-        let seen = await onThread { () -> Seen in
+        let seen = await offPool { () -> Seen in
             var seen = Seen()
             var idle: [RawConnection] = []
             idle.reserveCapacity(count)
@@ -404,10 +388,10 @@ final class RawConnection: @unchecked Sendable {
         let dir = Repo.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let db = dir.appendingPathComponent("s.sqlite").path
-        var r = try GracefulShutdownTests.cli(["catalog", "import", Repo.smallCatalog.path, "--db", db])
+        var r = try await GracefulShutdownTests.cli(["catalog", "import", Repo.smallCatalog.path, "--db", db])
         #expect(r.status == 0, "\(r.err)")
         try Data("u-1\n".utf8).write(to: dir.appendingPathComponent("users.txt"))
-        r = try GracefulShutdownTests.cli(["keys", "create", "--users-file", dir.appendingPathComponent("users.txt").path, "--add-users", "--db", db])
+        r = try await GracefulShutdownTests.cli(["keys", "create", "--users-file", dir.appendingPathComponent("users.txt").path, "--add-users", "--db", db])
         let key = try #require(r.out.split(separator: "\n").compactMap { $0.split(separator: "\t").last.map(String.init) }.first)
 
         let (p, err, _, port) = try GracefulShutdownTests.startServe([
@@ -417,20 +401,20 @@ final class RawConnection: @unchecked Sendable {
 
         // A slowloris (half a request head) is closed by the idle timeout, without an answer.
         let loris = try RawConnection(port: port)
-        loris.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
         let t0 = Date()
+        loris.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
         let cut = await loris.received(seconds: 10)
         #expect(cut.closed && cut.text.isEmpty, "\(cut)")
-        #expect(Date().timeIntervalSince(t0) < 8)
+        #expect(cut.closed(after: t0) < 8)
 
         // CONNECT is refused and its connection closed at once (it was left open until the idle
         // timeout, with a status line and no body).
         let tunnel = try RawConnection(port: port)
-        tunnel.send("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
         let t1 = Date()
+        tunnel.send("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
         let tunnelAnswer = await tunnel.received(seconds: 2.5)
         #expect(tunnelAnswer.text.hasPrefix("HTTP/1.1 405") && tunnelAnswer.closed, "\(tunnelAnswer)")
-        #expect(Date().timeIntervalSince(t1) < 2)
+        #expect(tunnelAnswer.closed(after: t1) < 2)
 
         // A request that is not HTTP gets the API's JSON error, and the connection closes.
         let garbage = try RawConnection(port: port)
@@ -502,7 +486,7 @@ final class RawConnection: @unchecked Sendable {
         let probe = keepAlive
         let process = p
         let pid = p.processIdentifier
-        let seen = await onThread { () -> Shutdown in
+        let seen = await offPool { () -> Shutdown in
             var seen = Shutdown()
             let term = Date()
             kill(pid, SIGTERM)

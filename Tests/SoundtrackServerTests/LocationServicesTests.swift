@@ -91,16 +91,16 @@ import Testing
     }
 
     @Test("Through replay and batch: a person with location services off is learned and picked for without coordinates")
-    func commands() throws {
-        let (dir, db) = try CLI.smallDatabase(user: "u-1")
+    func commands() async throws {
+        let (dir, db) = try await CLI.smallDatabase(user: "u-1")
         // Not beside a service, replay or batch, which hold the settings in memory.
         let lock = try WriterLock(databasePath: db, holder: "serve")
-        var r = try CLI.run(["settings", "set", "u-1", "location_services", "off", "--db", db])
+        var r = try await CLI.run(["settings", "set", "u-1", "location_services", "off", "--db", db])
         #expect(r.status != 0 && r.stderr.contains("another replay, batch or service is writing this database"), "\(r.stderr)")
         lock.release()
-        r = try CLI.run(["settings", "set", "u-1", "location_services", "off", "--db", db])
+        r = try await CLI.run(["settings", "set", "u-1", "location_services", "off", "--db", db])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(try CLI.run(["settings", "set", "u-1", "keep_raw_snapshots", "on", "--db", db]).status == 0)
+        #expect(try await CLI.run(["settings", "set", "u-1", "keep_raw_snapshots", "on", "--db", db]).status == 0)
         let track = try #require(try Store(path: db, durable: false).allTracks().first?.id)
         let log = dir.appendingPathComponent("log.jsonl"), snapshots = dir.appendingPathComponent("snapshots.jsonl")
         try (0..<6).map { m in
@@ -109,14 +109,14 @@ import Testing
         }.joined(separator: "\n").appending("\n").write(to: log, atomically: true, encoding: .utf8)
         try (0..<4).map { Self.snapshot(user: "u-1", minute: 40 + $0) }.joined(separator: "\n").appending("\n")
             .write(to: snapshots, atomically: true, encoding: .utf8)
-        r = try CLI.run(["replay", log.path, "--db", db])
+        r = try await CLI.run(["replay", log.path, "--db", db])
         #expect(r.status == 0, "\(r.stderr)")
-        r = try CLI.run(["batch", snapshots.path, "--db", db])
+        r = try await CLI.run(["batch", snapshots.path, "--db", db])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.split(separator: "\n").count == 4 && r.stdout.split(separator: "\n").allSatisfy { $0.hasSuffix(#","location":"off"}"#) })
-        r = try CLI.run(["batch", "--read-only", snapshots.path, "--db", db])
+        r = try await CLI.run(["batch", "--read-only", snapshots.path, "--db", db])
         #expect(r.stdout.split(separator: "\n").allSatisfy { $0.hasSuffix(#","location":"off"}"#) }, "\(r.stdout)")
-        let dump = try DatabaseQueue(path: db).read { try Self.dump($0) }
+        let dump = try await DatabaseQueue(path: db).read { try Self.dump($0) }
         #expect(try Store(path: db, durable: false).user("u-1")?.feedback == 6)
         #expect(Self.coordinates(in: dump) == [])
     }

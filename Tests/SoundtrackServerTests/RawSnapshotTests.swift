@@ -1,5 +1,6 @@
 import Foundation
 import SoundtrackContext
+import SoundtrackTestSupport
 import Testing
 
 @testable import SoundtrackStore
@@ -18,10 +19,10 @@ import FoundationNetworking
         let dir = Repo.tempDir()
         let db = dir.appendingPathComponent("r.sqlite").path
         let keeper = "keeps-snapshots"
-        let key = try ForgetTests.database(db, user: keeper)
-        var r = try GracefulShutdownTests.cli(["users", "add", "private", "--db", db])
+        let key = try await ForgetTests.database(db, user: keeper)
+        var r = try await GracefulShutdownTests.cli(["users", "add", "private", "--db", db])
         #expect(r.status == 0, "\(r.err)")
-        r = try GracefulShutdownTests.cli(["keys", "create", "--user", "private", "--db", db])
+        r = try await GracefulShutdownTests.cli(["keys", "create", "--user", "private", "--db", db])
         let privateKey = try #require(r.out.split(separator: "\n").first.map(String.init))
         let track = try #require(try Store(path: db, durable: false).allTracks().first?.id)
 
@@ -37,7 +38,7 @@ import FoundationNetworking
             .replacingOccurrences(of: "52.5186226333", with: "48.1371079000")
         #expect(try await ForgetTests.send(session, port: port, "POST", "/v1/feedback", key: key, body: theirs) == 200)
         kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
+        await offPool { [p] in p.waitUntilExit() }
 
         // Not the tag: tags are learned as the person's vocabulary (`users.tag_names`), as places
         // are learned as centres; what is raw is the device, the calendar title, the coordinates.

@@ -56,19 +56,19 @@ import Testing
     }
 
     @Test("soundtrack settings show and set: a table or JSON; an unknown setting or value exits 2 naming it")
-    func throughTheCLI() throws {
-        let (_, db) = try CLI.smallDatabase(user: "u-1")
-        var r = try CLI.run(["settings", "show", "u-1", "--db", db])
+    func throughTheCLI() async throws {
+        let (_, db) = try await CLI.smallDatabase(user: "u-1")
+        var r = try await CLI.run(["settings", "show", "u-1", "--db", db])
         #expect(r.status == 0 && r.stdout.contains("location_services   on") && r.stdout.contains("keep_raw_snapshots  off"), "\(r.stdout)")
-        r = try CLI.run(["settings", "set", "u-1", "volume_control", "on", "--json", "--db", db])
+        r = try await CLI.run(["settings", "set", "u-1", "volume_control", "on", "--json", "--db", db])
         #expect(r.status == 0 && r.stdout == #"{"location_services":true,"volume_control":true,"keep_raw_snapshots":false}"# + "\n", "\(r.stdout)")
-        r = try CLI.run(["settings", "set", "u-1", "colour", "on", "--db", db])
+        r = try await CLI.run(["settings", "set", "u-1", "colour", "on", "--db", db])
         #expect(r.status == 2 && r.stderr.contains("colour: expected a setting: one of location_services, volume_control, keep_raw_snapshots"), "\(r.stderr)")
-        r = try CLI.run(["settings", "set", "u-1", "volume_control", "maybe", "--db", db])
+        r = try await CLI.run(["settings", "set", "u-1", "volume_control", "maybe", "--db", db])
         #expect(r.status == 2 && r.stderr.contains("volume_control: expected on or off"), "\(r.stderr)")
-        r = try CLI.run(["settings", "show", "nobody", "--db", db])
+        r = try await CLI.run(["settings", "show", "nobody", "--db", db])
         #expect(r.status == 2 && r.stderr.contains("nobody"), "\(r.stderr)")
-        r = try CLI.run(["settings", "show", "u-1", "--json", "--db", db])
+        r = try await CLI.run(["settings", "show", "u-1", "--json", "--db", db])
         #expect(r.stdout == #"{"location_services":true,"volume_control":true,"keep_raw_snapshots":false}"# + "\n")
     }
 }

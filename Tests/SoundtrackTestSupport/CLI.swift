@@ -21,20 +21,38 @@ public enum CLI {
         public var stderr: String
     }
 
-    /// Runs the CLI with arguments and optional standard input; waits for it.
+    /// Runs the CLI with arguments and optional standard input; waits for it off the cooperative
+    /// pool (``offPool(_:)``), so that a long run does not hold up the tests beside it.
     @discardableResult
-    public static func run(_ args: [String], stdin: String? = nil, cwd: URL? = nil) throws -> Result {
-        let p = try start(args, stdin: stdin, cwd: cwd)
-        let out = p.out.fileHandleForReading.readDataToEndOfFile()
-        let err = p.err.fileHandleForReading.readDataToEndOfFile()
-        p.process.waitUntilExit()
-        return Result(status: p.process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    public static func run(_ args: [String], stdin: String? = nil, cwd: URL? = nil) async throws -> Result {
+        let running = try start(args, stdin: stdin, cwd: cwd)
+        return await running.finished()
     }
 
-    public struct Running {
+    /// A started CLI process and its output pipes.
+    public struct Running: @unchecked Sendable {
         public var process: Process
         public var out: Pipe
         public var err: Pipe
+
+        /// Reads the process's output to its end and waits for it to exit, off the cooperative pool.
+        public func finished() async -> Result {
+            await offPool { finish() }
+        }
+
+        /// Reads the process's output to its end and waits for it to exit, blocking this thread.
+        public func finish() -> Result {
+            let o = out.fileHandleForReading.readDataToEndOfFile()
+            let e = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return Result(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        }
+
+        /// Waits for the process to exit (its output unread), off the cooperative pool.
+        public func exited() async {
+            let process = process
+            await offPool { process.waitUntilExit() }
+        }
     }
 
     public static func start(_ args: [String], stdin: String? = nil, cwd: URL? = nil) throws -> Running {
@@ -65,13 +83,13 @@ public enum CLI {
     public static func tempDir() -> URL { Scratch.directory("cli") }
 
     /// A small database: the 500-track catalog, one user.
-    public static func smallDatabase(user: String = "u-1") throws -> (dir: URL, db: String) {
+    public static func smallDatabase(user: String = "u-1") async throws -> (dir: URL, db: String) {
         let dir = tempDir()
         let db = dir.appendingPathComponent("t.sqlite").path
         let catalog = root.appendingPathComponent("datasets/catalog-small.csv").path
-        var r = try run(["catalog", "import", catalog, "--db", db])
+        var r = try await run(["catalog", "import", catalog, "--db", db])
         precondition(r.status == 0, r.stderr)
-        r = try run(["users", "add", user, "--db", db, "--email", "Ana@Example.org", "--age", "24", "--region", "DE"])
+        r = try await run(["users", "add", user, "--db", db, "--email", "Ana@Example.org", "--age", "24", "--region", "DE"])
         precondition(r.status == 0, r.stderr)
         return (dir, db)
     }
