@@ -35,6 +35,13 @@ public enum CLI {
         public var out: Pipe
         public var err: Pipe
 
+        /// A started process and the pipes of its standard output and error.
+        public init(process: Process, out: Pipe, err: Pipe) {
+            self.process = process
+            self.out = out
+            self.err = err
+        }
+
         /// Reads the process's output to its end and waits for it to exit, off the cooperative pool.
         public func finished() async -> Result {
             await offPool { finish() }
