@@ -9,8 +9,8 @@ public enum OpenAPIDocument {
   "openapi": "3.1.0",
   "info": {
     "title": "Soundtrack HTTP API",
-    "version": "1.3.0",
-    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings; a pick for a person whose location_services is off says \"location\": \"off\"."
+    "version": "1.4.0",
+    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings; a pick for a person whose location_services is off says \"location\": \"off\". 1.4.0: GET /v1/users/{id}/history lists a person's stored picks, newest first, with the feedback each got, a page at a time."
   },
   "servers": [
     {
@@ -587,6 +587,80 @@ public enum OpenAPIDocument {
             "$ref": "#/components/responses/Error"
           },
           "415": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error"
+          }
+        }
+      }
+    },
+    "/v1/users/{id}/history": {
+      "get": {
+        "operationId": "getHistory",
+        "summary": "A person's picks, newest first, with the feedback each got (their own user key, or admin)",
+        "description": "Stored picks only (a read-only pick is not stored; a pick the service has not yet committed shows a moment later). A page holds at most `limit` picks; `next_cursor` is the `cursor` of the next page, null on the last. An unknown parameter or a bad value is a 400 naming it.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/UserId"
+          },
+          {
+            "name": "since",
+            "in": "query",
+            "required": false,
+            "description": "Only picks made at or after this time (RFC 3339).",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "required": false,
+            "description": "At most this many picks (default 50).",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 500,
+              "default": 50
+            }
+          },
+          {
+            "name": "cursor",
+            "in": "query",
+            "required": false,
+            "description": "The next_cursor of the page before.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,18}$"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "A page of the person's history.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/History"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Error"
+          },
+          "404": {
             "$ref": "#/components/responses/Error"
           },
           "429": {
@@ -2026,6 +2100,131 @@ public enum OpenAPIDocument {
           "keep_raw_snapshots": {
             "type": "boolean",
             "description": "Whether raw snapshots (coordinates, calendar titles, device names as sent) are stored with the person's feedback (default false)."
+          }
+        }
+      },
+      "History": {
+        "type": "object",
+        "required": [
+          "entries",
+          "next_cursor"
+        ],
+        "additionalProperties": false,
+        "description": "A page of a person's history, newest first.",
+        "properties": {
+          "entries": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/HistoryEntry"
+            }
+          },
+          "next_cursor": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The cursor of the next page; null on the last."
+          }
+        }
+      },
+      "HistoryEntry": {
+        "type": "object",
+        "required": [
+          "pick_id",
+          "at",
+          "bin",
+          "track",
+          "feedback"
+        ],
+        "additionalProperties": false,
+        "description": "One stored pick and the feedback that named it (pick_id), oldest first.",
+        "properties": {
+          "pick_id": {
+            "type": "string"
+          },
+          "at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "bin": {
+            "type": "object",
+            "required": [
+              "number",
+              "label"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "number": {
+                "type": "integer",
+                "minimum": 1
+              },
+              "label": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "description": "The bin's label now; null when it has been merged away since."
+              }
+            }
+          },
+          "track": {
+            "type": "object",
+            "required": [
+              "id",
+              "title",
+              "artist"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "title": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "artist": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "feedback": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "required": [
+                "signal",
+                "at"
+              ],
+              "additionalProperties": false,
+              "properties": {
+                "signal": {
+                  "type": "string",
+                  "enum": [
+                    "like",
+                    "dislike",
+                    "skip",
+                    "complete",
+                    "rate"
+                  ]
+                },
+                "at": {
+                  "type": "string",
+                  "format": "date-time"
+                },
+                "rating": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 5,
+                  "description": "The stars of a rate event."
+                }
+              }
+            }
           }
         }
       }

@@ -92,7 +92,8 @@ public final class SoundtrackAPI: Sendable {
     /// The routes of the API (method and path template), as the router and the OpenAPI document list them.
     public static let routes: [(method: HTTPRequest.Method, path: String)] = [
         (.post, "/v1/picks"), (.post, "/v1/feedback"), (.get, "/v1/users/{id}/bins"), (.post, "/v1/users"),
-        (.delete, "/v1/users/{id}"), (.put, "/v1/users/{id}/email"), (.get, "/v1/users/{id}/settings"), (.patch, "/v1/users/{id}/settings"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
+        (.delete, "/v1/users/{id}"), (.put, "/v1/users/{id}/email"), (.get, "/v1/users/{id}/settings"), (.patch, "/v1/users/{id}/settings"),
+        (.get, "/v1/users/{id}/history"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
     ]
 
     /// The methods the API serves at a request path (the route templates' `{id}` match any one
@@ -142,6 +143,9 @@ public final class SoundtrackAPI: Sendable {
         }
         router.patch("/v1/users/{id}/settings") { request, context in
             try await self.patchSettings(request, id: Self.pathID(context.parameters.require("id")))
+        }
+        router.get("/v1/users/{id}/history") { request, context in
+            try self.getHistory(request, id: Self.pathID(context.parameters.require("id")))
         }
         router.put("/v1/users/{id}/email") { request, context in
             try await self.putEmail(request, id: Self.pathID(context.parameters.require("id")))
@@ -339,6 +343,18 @@ public final class SoundtrackAPI: Sendable {
         let principal = try authenticate(request)
         try principal.authorize(user: id)
         return Self.json(try live.settings(user: id).json)
+    }
+
+    /// `GET /v1/users/{id}/history?since=&limit=&cursor=`: the person's stored picks, newest first,
+    /// each with the feedback that named it, a page at a time (`limit`, 1…500, default 50); the
+    /// answer's `next_cursor` (`null` on the last page) is the `cursor` of the next page.
+    private func getHistory(_ request: Request, id: String) throws -> Response {
+        let principal = try authenticate(request)
+        try principal.authorize(user: id)
+        let query = try HistoryQuery(request.uri.queryParameters)
+        let entries = try live.store.history(user: id, before: query.cursor, since: query.since, limit: query.limit)
+        let next: JSONValue = entries.count == query.limit ? entries.last.map { .string(String($0.seq)) } ?? .null : .null
+        return Self.json(.object([("entries", .array(entries.map(\.json))), ("next_cursor", next)]))
     }
 
     /// `PATCH /v1/users/{id}/settings`: the settings the body names, `true` or `false`; the others
