@@ -14,14 +14,12 @@ import Synchronization
 final class BlendRefitService: Service, Sendable {
     private let live: LiveRecommender
     private let refit: BlendRefit
-    private let interval: Duration
     private let maxAge: TimeInterval
     private let minimum: Int
     private let clock: ServerClock
     private let metrics: ServerMetrics
     private let logger: Logger
-    private let stopped = Mutex(false)
-    private let wake = DispatchSemaphore(value: 0)
+    private let thread: PeriodicThread
     /// When the last attempt ran (monotonic seconds); the start counts as one.
     private let lastAttempt: Mutex<Double>
 
@@ -31,30 +29,17 @@ final class BlendRefitService: Service, Sendable {
     ) {
         self.live = live
         self.refit = refit
-        self.interval = interval
         self.maxAge = Double(maxAge.nanoseconds) / 1e9
         self.minimum = minimum
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
         lastAttempt = Mutex(clock.monotonic())
+        thread = PeriodicThread(named: "st-blend", nice: 19, every: interval)
     }
 
     func run() async throws {
-        await runOnThread(named: "st-blend", nice: 19, loop, stop: stop)
-    }
-
-    private func stop() {
-        stopped.withLock { $0 = true }
-        wake.signal()
-    }
-
-    private func loop() {
-        while true {
-            _ = wake.wait(timeout: .now() + .nanoseconds(interval.nanoseconds))
-            if stopped.withLock({ $0 }) { return }
-            attemptIfDue()
-        }
+        await thread.run { [self] in attemptIfDue() }
     }
 
     /// One look: a refit when it is due.

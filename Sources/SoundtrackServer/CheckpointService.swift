@@ -17,37 +17,22 @@ import SoundtrackStore
 /// and lets the next transaction write the log from its start, which bounds the file.
 final class CheckpointService: Service, Sendable {
     private let checkpointer: WALCheckpointer
-    private let interval: Duration
     private let restartFrames: Int
     private let metrics: ServerMetrics
     private let logger: Logger
-    private let stopped = Mutex(false)
-    private let wake = DispatchSemaphore(value: 0)
-    private let nice: Int32
+    private let thread: PeriodicThread
 
     init(checkpointer: WALCheckpointer, interval: Duration, restartFrames: Int, nice: Int32 = 0, metrics: ServerMetrics, logger: Logger) {
         self.checkpointer = checkpointer
-        self.nice = nice
+        // A last round after the stop: the committer has closed, and the log is copied back once more.
+        thread = PeriodicThread(named: "st-checkpoint", nice: nice, every: interval, roundAfterStop: true)
         self.metrics = metrics
-        self.interval = interval
         self.restartFrames = restartFrames
         self.logger = logger
     }
 
     func run() async throws {
-        await runOnThread(named: "st-checkpoint", nice: nice, loop, stop: stop)
-    }
-
-    private func stop() {
-        stopped.withLock { $0 = true }
-        wake.signal()
-    }
-
-    private func loop() {
-        while !stopped.withLock({ $0 }) {
-            _ = wake.wait(timeout: .now() + .nanoseconds(interval.nanoseconds))
-            checkpoint()
-        }
+        await thread.run { [self] in checkpoint() }
     }
 
     /// One round: a passive checkpoint, and a restart one when the log has grown past `restartFrames`.
@@ -70,55 +55,3 @@ final class CheckpointService: Service, Sendable {
         }
     }
 }
-
-extension Duration {
-    /// The duration in whole nanoseconds (negative durations as 0), for `DispatchTime`.
-    var nanoseconds: Int {
-        max(0, Int(components.seconds) * 1_000_000_000 + Int(components.attoseconds / 1_000_000_000))
-    }
-}
-
-/// Runs `body` on a thread of its own (named `name`, at `nice` above the process's priority) and
-/// returns when it does; a graceful shutdown or the task's cancellation calls `stop`, which must
-/// make `body` return. For the service's long-running loops (the committer, the checkpoints), which
-/// block and so stay off the cooperative pool.
-func runOnThread(
-    named name: String, nice: Int32 = 0, _ body: @escaping @Sendable () -> Void, stop: @escaping @Sendable () -> Void
-) async {
-    await withTaskCancellationHandler {
-        await withGracefulShutdownHandler {
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                let thread = Thread {
-                    _ = soundtrack_name_thread(name)
-                    lowerThreadPriority(by: nice)
-                    body()
-                    done.resume()
-                }
-                thread.start()
-            }
-        } onGracefulShutdown: {
-            stop()
-        }
-    } onCancel: {
-        stop()
-    }
-}
-
-/// Raises the calling thread's nice value by `nice`. On Linux the nice value belongs to each
-/// thread, and `who` 0 names the calling thread (setpriority(2), "Bugs"); raising it needs no
-/// privilege. Does nothing for 0 or on other systems.
-func lowerThreadPriority(by nice: Int32) {
-    #if os(Linux)
-    guard nice > 0, let current = threadNice() else { return }
-    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, min(19, current + nice))
-    #endif
-}
-
-#if os(Linux)
-/// The calling thread's nice value, or `nil` if it cannot be read.
-func threadNice() -> Int32? {
-    errno = 0
-    let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-    return errno == 0 ? nice : nil
-}
-#endif

@@ -296,8 +296,9 @@ public final class LiveRecommender: Sendable {
         }
     }
 
-    /// Changes a user's settings, under the user's lock: the state as it stands is queued first
-    /// (it covers every event still waiting to be applied again, so none is applied again under
+    /// Changes a user's settings, under the user's lock: when the change is one of how events are
+    /// applied (``changesApplication(from:to:)``), the state as it stands is queued first (it
+    /// covers every event still waiting to be applied again, so none is applied again under
     /// other settings than it was applied with), then the settings (``UserWrite/settings(_:_:scrubLocation:)``);
     /// the cached copy changes at once, so the next event is judged by the new ones. Turning
     /// location services off also empties the state's places. Answers once the settings are committed.
@@ -317,7 +318,10 @@ public final class LiveRecommender: Sendable {
                 cached!.state.changes.places = true
             }
             do {
-                try committer.enqueue(.state(cached!.takeChanges()), ticket: nil)
+                // Only the settings that change how an event is applied need the state first.
+                if Self.changesApplication(from: cached!.settings, to: next) {
+                    try committer.enqueue(.state(cached!.takeChanges()), ticket: nil)
+                }
                 try committer.enqueue(.settings(user, next, scrubLocation: turnedOff), ticket: ticket)
             } catch {
                 cached = nil  // the state went ahead of what will be committed: reload it
@@ -328,6 +332,12 @@ public final class LiveRecommender: Sendable {
         }
         try await ticket.wait()
         return (settings, turnedOff)
+    }
+
+    /// Whether a change of settings changes how an event is applied again (what it learns from,
+    /// what its row keeps): `location_services` and `keep_raw_snapshots` do, `volume_control` not.
+    static func changesApplication(from old: UserSettings, to new: UserSettings) -> Bool {
+        old.locationServices != new.locationServices || old.keepRawSnapshots != new.keepRawSnapshots
     }
 
     /// A user's whole state as held in memory (loaded, and brought up to date, if it is not).

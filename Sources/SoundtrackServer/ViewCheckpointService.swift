@@ -11,39 +11,29 @@ import Synchronization
 /// stop in reverse order of ``SoundtrackAPI/buildApplication(onServerRunning:)``'s list).
 final class ViewCheckpointService: Service, Sendable {
     private let live: LiveRecommender
-    private let interval: Duration
     private let metrics: ServerMetrics
-    private let stopped = Mutex(false)
-    private let wake = DispatchSemaphore(value: 0)
+    private let thread: PeriodicThread
 
     init(live: LiveRecommender, interval: Duration, metrics: ServerMetrics) {
         self.live = live
-        self.interval = interval
         self.metrics = metrics
-        live.onCheckpointDue { [wake] in wake.signal() }
+        let thread = PeriodicThread(named: "st-views", every: interval)
+        self.thread = thread
+        live.onCheckpointDue { thread.wakeUp() }
     }
 
     func run() async throws {
-        await runOnThread(named: "st-views", loop, stop: stop)
+        await thread.run { [self] in checkpoint() }
     }
 
-    private func stop() {
-        stopped.withLock { $0 = true }
-        wake.signal()
-    }
-
-    private func loop() {
-        while true {
-            _ = wake.wait(timeout: .now() + .nanoseconds(interval.nanoseconds))
-            if stopped.withLock({ $0 }) { return }
-            // In slices of 16 users, 5 ms apart, then the pending rows they include 1,024 at a time:
-            // the writes are spread over the time between checkpoints instead of arriving at the
-            // committer at once, which held the feedback committed meanwhile (see docs/http-api.md).
-            let queued = live.checkpointViews(slice: 16, pruneSlice: 1024) {
-                if !self.stopped.withLock({ $0 }) { usleep(5_000) }  // a shutdown does not wait for the spread
-            }
-            metrics.viewCheckpoints.increment()
-            metrics.viewStatesQueued.increment(by: Int64(queued))
+    private func checkpoint() {
+        // In slices of 16 users, 5 ms apart, then the pending rows they include 1,024 at a time:
+        // the writes are spread over the time between checkpoints instead of arriving at the
+        // committer at once, which held the feedback committed meanwhile (see docs/http-api.md).
+        let queued = live.checkpointViews(slice: 16, pruneSlice: 1024) {
+            if !self.thread.isStopped { usleep(5_000) }  // a shutdown does not wait for the spread
         }
+        metrics.viewCheckpoints.increment()
+        metrics.viewStatesQueued.increment(by: Int64(queued))
     }
 }

@@ -89,15 +89,4 @@ extension Store {
     func calendarEventCount(user: String) throws -> Int {
         try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM calendar_events WHERE user_id = ?", arguments: [user]) ?? 0 }
     }
-
-    /// Sets a user's `keep_raw_snapshots` setting (creating the settings row if needed).
-    public func setKeepRawSnapshots(user: String, _ keep: Bool) throws {
-        try database.write { db in
-            guard try Self.userExists(db, user) else { throw RuleError.unknownUser(user) }
-            try db.execute(sql: """
-                INSERT INTO user_settings (user_id, keep_raw_snapshots) VALUES (?, ?)
-                ON CONFLICT(user_id) DO UPDATE SET keep_raw_snapshots = excluded.keep_raw_snapshots
-                """, arguments: [user, keep])
-        }
-    }
 }

@@ -181,7 +181,7 @@ struct Base {
             precondition(r.status == 0, r.stderr)
         }
         let store = try Store(path: path)
-        try store.setKeepRawSnapshots(user: "u-2", true)
+        try store.updateSettings(user: "u-2") { $0.keepRawSnapshots = true }
         var rng = SystemRandomNumberGenerator()
         let (secret, record) = APIKeys.generate(role: .admin, user: nil, label: "test", at: Date(timeIntervalSince1970: 0), using: &rng)
         try store.insertKey(record)

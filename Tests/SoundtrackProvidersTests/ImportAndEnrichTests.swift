@@ -35,7 +35,7 @@ import SoundtrackContext
 
     @Test func titlesAreKeptOnlyWhenTheUserKeepsRawSnapshots() throws {
         let store = try Self.store()
-        try store.setKeepRawSnapshots(user: "u-1", true)
+        try store.updateSettings(user: "u-1") { $0.keepRawSnapshots = true }
         _ = try ProviderImports.importICS(Fixtures.text("calendar.ics"), user: "u-1", store: store, timeZone: Self.berlin, from: Self.march, to: Self.april, now: Date())
         let day = try store.calendarEvents(user: "u-1", from: ICSTests.date("2026-03-14T00:00:00+01:00"), to: ICSTests.date("2026-03-15T00:00:00+01:00"))
         #expect(day.map(\.title) == ["Public holiday", "Study group, algorithms ; graphs and a long title that is folded over two lines"])

@@ -49,7 +49,7 @@ import FoundationNetworking
         #expect(r.status == 0, "\(r.err)")
         r = try await GracefulShutdownTests.cli(["users", "add", user, "--db", db])
         #expect(r.status == 0, "\(r.err)")
-        try Store(path: db, durable: false).setKeepRawSnapshots(user: user, true)
+        try Store(path: db, durable: false).updateSettings(user: user) { $0.keepRawSnapshots = true }
         r = try await GracefulShutdownTests.cli(["keys", "create", "--user", user, "--db", db])
         return try #require(r.out.split(separator: "\n").first.map(String.init))
     }

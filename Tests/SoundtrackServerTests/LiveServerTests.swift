@@ -190,7 +190,7 @@ import FoundationNetworking
         r = try await GracefulShutdownTests.cli(["keys", "create", "--users-file", dir.appendingPathComponent("users.txt").path, "--add-users", "--db", db])
         let key = try #require(r.out.split(separator: "\n").first?.split(separator: "\t").last.map(String.init))
         // u-1 keeps raw snapshots: its events wait in `pending_events` for a checkpoint of the view.
-        try Store(path: db, durable: false).setKeepRawSnapshots(user: "u-1", true)
+        try Store(path: db, durable: false).updateSettings(user: "u-1") { $0.keepRawSnapshots = true }
         try FileManager.default.copyItem(atPath: db, toPath: clean)
         let events = ViewCheckpointTests.events("u-1", count: 40, tracks: try Store(path: db, durable: false).allTracks().map(\.id))
 

@@ -91,7 +91,7 @@ struct Fixture {
         var rng = SystemRandomNumberGenerator()
         for u in users {
             try service.store.addUser(NewUser(id: u), at: Date())
-            if keepingSnapshots.contains(u) { try service.store.setKeepRawSnapshots(user: u, true) }
+            if keepingSnapshots.contains(u) { try service.store.updateSettings(user: u) { $0.keepRawSnapshots = true } }
             let (secret, record) = APIKeys.generate(role: .user, user: u, label: nil, at: Date(), using: &rng)
             try service.store.insertKey(record)
             keys[u] = secret
