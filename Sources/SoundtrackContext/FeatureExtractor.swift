@@ -142,8 +142,15 @@ public struct FeatureExtractor: Sendable {
                 placeKey = "label:" + tokens.joined(separator: " ")
             }
         }
-        if placeKey == nil, let lat = location.lat, let lon = location.lon {
-            placeKey = places.resolve(lat: lat, lon: lon, radiusMeters: placeRadiusMeters, reserved: vocabulary.places)
+        if let lat = location.lat, let lon = location.lon {
+            if let label = placeKey?.dropFirst(6) {
+                // A label sent at a learned place without a name names it (the features stay the label's).
+                if let id = places.nameNearest(lat: lat, lon: lon, within: placeRadiusMeters, String(label)) {
+                    vocabulary.placeNames[id] = String(label)
+                }
+            } else {
+                placeKey = places.resolve(lat: lat, lon: lon, radiusMeters: placeRadiusMeters, reserved: vocabulary.places)
+            }
         }
         if let placeKey {
             let hot = vocabulary.placeSlot(placeKey, adding: true)

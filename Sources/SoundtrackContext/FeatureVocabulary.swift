@@ -24,6 +24,9 @@ public struct FeatureVocabulary: Sendable, Equatable {
     /// FNV-1a of each lower-cased `key=value`, in slot order.
     private var tagHashes: [UInt64]
     private var placeHashes: [UInt64]
+    /// The names people gave their learned places, by place id (``PlaceBook/names``): what
+    /// labels and `why` call them. Kept with the place book, not with the vocabulary.
+    public var placeNames: [String: String] = [:]
 
     /// An empty vocabulary (a new user).
     public init() {
@@ -43,7 +46,8 @@ public struct FeatureVocabulary: Sendable, Equatable {
         tagKeyHashes = self.tags.map { t in StableHash.fnv1a(String(t.prefix { $0 != "=" })) }
     }
 
-    /// Vocabularies are equal when their entries are (the hashes derive from them).
+    /// Vocabularies are equal when their entries are (the hashes derive from them; the place
+    /// names belong to the place book).
     public static func == (a: FeatureVocabulary, b: FeatureVocabulary) -> Bool {
         a.places == b.places && a.tags == b.tags
     }
@@ -101,7 +105,8 @@ public struct FeatureVocabulary: Sendable, Equatable {
     }
 
     /// What a slot means to a person, using this vocabulary for the per-user slots:
-    /// "tag wifi = none", "place: home", "place #2" (a place learned from coordinates),
+    /// "tag wifi = none", "place: home", "place #2" (a place learned from coordinates; "place: gym"
+    /// once the person named it),
     /// "motion: walking", "time of day", "weekend", "bluetooth: car".
     public func displayName(slot: Int) -> String {
         switch FeatureLayout.slots[slot].group {
@@ -114,7 +119,7 @@ public struct FeatureVocabulary: Sendable, Equatable {
             guard offset < places.count else { return "place (unused slot)" }
             let key = places[offset]
             if key.hasPrefix("label:") { return "place: \(key.dropFirst(6))" }
-            if key.hasPrefix("pl-") { return "place #\(key.dropFirst(3))" }
+            if key.hasPrefix("pl-") { return placeNames[key].map { "place: \($0)" } ?? "place #\(key.dropFirst(3))" }
             return "place: \(key)"
         default:
             return Self.fixedNames[slot]

@@ -10,13 +10,36 @@ public struct LearnedPlace: Sendable, Equatable, Codable {
     public var lon: Double
     /// How many points the place has taken.
     public var count: Int
+    /// What the person calls the place ("home"), or `nil`: given with `soundtrack places name`
+    /// or `PUT /v1/users/{id}/places/{place}`, or taken from a snapshot's `location.place` sent
+    /// at the place while it had none.
+    public var name: String?
 
     /// A learned place from its fields.
-    public init(id: String, lat: Double, lon: Double, count: Int) {
+    public init(id: String, lat: Double, lon: Double, count: Int, name: String? = nil) {
         self.id = id
         self.lat = lat
         self.lon = lon
         self.count = count
+        self.name = name
+    }
+
+    /// The longest name a place may have, in characters.
+    public static let maxNameLength = 64
+
+    /// A name as the person gave it, trimmed: 1…``maxNameLength`` characters (Unicode code points,
+    /// as JSON Schema and SQLite count them), no control characters.
+    /// - Throws: ``InputError`` at `path` for an empty, too long or unprintable name.
+    public static func validName(_ text: String, path: String = "name") throws(InputError) -> String {
+        let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let length = name.unicodeScalars.count
+        guard length >= 1, length <= maxNameLength else {
+            throw InputError(path: path, expected: "a name of 1...\(maxNameLength) characters", got: "\(length) characters")
+        }
+        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw InputError(path: path, expected: "a name without control characters", got: "'\(name.prefix(maxNameLength).debugDescription)'")
+        }
+        return name
     }
 }
 
@@ -83,6 +106,31 @@ public struct PlaceBook: Sendable, Equatable, Codable {
         let id = "pl-\(next)"
         places.append(LearnedPlace(id: id, lat: PlaceBook.coarsened(lat), lon: PlaceBook.coarsened(lon), count: 1))
         return id
+    }
+
+    /// The names people gave their places, by place id.
+    public var names: [String: String] {
+        var out: [String: String] = [:]
+        for p in places { if let n = p.name { out[p.id] = n } }
+        return out
+    }
+
+    /// Names a place (`nil` removes its name).
+    /// - Returns: whether the book has a place with this id.
+    @discardableResult
+    public mutating func name(_ id: String, _ name: String?) -> Bool {
+        guard let i = places.firstIndex(where: { $0.id == id }) else { return false }
+        places[i].name = name
+        return true
+    }
+
+    /// Names the nearest place within a radius of a point when it has no name yet, without
+    /// learning from the point (a snapshot's label sent at a learned place).
+    /// - Returns: the id of the place named, or `nil` when none in reach lacked a name.
+    public mutating func nameNearest(lat: Double, lon: Double, within radiusMeters: Double, _ name: String) -> String? {
+        guard let i = nearestIndex(lat: lat, lon: lon, within: radiusMeters), places[i].name == nil else { return nil }
+        places[i].name = name
+        return places[i].id
     }
 
     /// The nearest place within a radius of a point, without learning from it.

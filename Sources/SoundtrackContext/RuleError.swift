@@ -34,6 +34,8 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
     case pickBinGone(String)
     /// The event names neither a pick nor carries a snapshot.
     case noContext
+    /// The user (`user`) has no learned place with this id.
+    case unknownPlace(String, user: String)
 
     /// The input field at fault (a JSON path of the event or request).
     public var field: String {
@@ -43,6 +45,7 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
         case .outOfOrder: "at"
         case let .unknownTrack(_, field): field
         case .unknownPick, .pickOfAnotherUser, .pickBinGone, .noContext: "pick_id"
+        case .unknownPlace: "place"
         }
     }
 
@@ -60,13 +63,15 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .pickOfAnotherUser(_, user): "a pick of user '\(user)'"
         case .pickBinGone: "a pick whose bin still exists (or an embedded snapshot)"
         case .noContext: "a pick of this user or an embedded snapshot"
+        case let .unknownPlace(_, user): "a place of user '\(user)' (soundtrack places list)"
         }
     }
 
     /// What was found instead.
     public var got: String {
         switch self {
-        case let .unknownUser(id), let .eventIdTaken(id), let .unknownTrack(id, _), let .unknownPick(id, _), let .pickBinGone(id):
+        case let .unknownUser(id), let .eventIdTaken(id), let .unknownTrack(id, _), let .unknownPick(id, _), let .pickBinGone(id),
+            let .unknownPlace(id, _):
             "'\(id)'"
         case let .userExists(id), let .keyExists(id): "'\(id)' (already exists)"
         case let .outOfOrder(at, _): "'\(at.rfc3339)' (events must be in time order per user)"

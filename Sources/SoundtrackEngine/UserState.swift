@@ -74,6 +74,7 @@ public struct UserState: Sendable {
         self.weights = weights
         self.places = places
         self.vocabulary = vocabulary
+        self.vocabulary.placeNames = places.names
         self.mergedInto = mergedInto
         self.session = session
         self.recent = recentTracks

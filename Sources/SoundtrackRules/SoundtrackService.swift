@@ -133,6 +133,25 @@ public final class SoundtrackService: Sendable {
         return try store.checkpointCommunity(shared) != nil
     }
 
+    /// A person's learned places, in the order they were learned.
+    /// - Throws: ``RuleError/unknownUser(_:)``; database errors.
+    public func places(user: String) throws -> [LearnedPlace] {
+        try state(user: user).places.places
+    }
+
+    /// Names one of a person's learned places (`nil` removes its name), relabels their bins, and
+    /// writes the state (``Recommender/namePlace(_:_:state:)``).
+    /// - Returns: the place as named.
+    /// - Throws: ``RuleError/unknownUser(_:)``, ``RuleError/unknownPlace(_:user:)``; database errors.
+    public func namePlace(user: String, place: String, name: String?) throws -> LearnedPlace {
+        try updateCurrentUser(user) { cached, _ in
+            guard cached != nil else { throw RuleError.unknownUser(user) }
+            try engine.namePlace(place, name, state: &cached!.state)
+            let named = cached!.state.places.places.first { $0.id == place }!
+            return (named, [.state(cached!.state)])
+        }
+    }
+
     /// A user's whole engine state.
     /// - Throws: ``RuleError/unknownUser(_:)``; database errors.
     public func state(user: String) throws -> UserState {

@@ -57,6 +57,7 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
             let (status, code): (HTTPResponse.Status, String) =
                 switch e {
                 case .unknownUser: (.notFound, "unknown_user")
+                case .unknownPlace: (.notFound, "unknown_place")
                 case .userExists, .keyExists, .eventIdTaken: (.conflict, "conflict")
                 case .outOfOrder: (.conflict, "out_of_order")
                 case .unknownTrack, .unknownPick, .pickOfAnotherUser, .pickBinGone, .noContext: (.badRequest, "bad_request")

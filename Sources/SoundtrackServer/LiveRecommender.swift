@@ -315,6 +315,7 @@ public final class LiveRecommender: Sendable {
             let turnedOff = cached!.locationServices && !next.locationServices
             if turnedOff {
                 cached!.state.places = PlaceBook()
+                cached!.state.vocabulary.placeNames = [:]
                 cached!.state.changes.places = true
             }
             do {
@@ -332,6 +333,33 @@ public final class LiveRecommender: Sendable {
         }
         try await ticket.wait()
         return (settings, turnedOff)
+    }
+
+    /// A person's learned places as the service holds them.
+    /// - Throws: ``RuleError/unknownUser(_:)``.
+    public func places(user: String) throws -> [LearnedPlace] {
+        try state(user: user).places.places
+    }
+
+    /// Names one of a person's learned places (`nil` removes its name) under the user's lock,
+    /// relabels their bins, and answers once the state is committed.
+    /// - Throws: ``RuleError/unknownUser(_:)``, ``RuleError/unknownPlace(_:user:)``, the commit's
+    ///   error (the user is then reloaded from the database).
+    public func namePlace(user: String, place: String, name: String?) async throws -> LearnedPlace {
+        let ticket = CommitTicket()
+        let named = try withUser(user) { cached -> LearnedPlace in
+            guard cached != nil else { throw RuleError.unknownUser(user) }
+            try rules.engine.namePlace(place, name, state: &cached!.state)
+            do {
+                try committer.enqueue(.state(cached!.takeChanges()), ticket: ticket)
+            } catch {
+                cached = nil  // the state went ahead of what will be committed: reload it
+                throw error
+            }
+            return cached!.state.places.places.first { $0.id == place }!
+        }
+        try await ticket.wait()
+        return named
     }
 
     /// Whether a change of settings changes how an event is applied again (what it learns from,

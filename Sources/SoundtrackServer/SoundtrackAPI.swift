@@ -93,7 +93,7 @@ public final class SoundtrackAPI: Sendable {
     public static let routes: [(method: HTTPRequest.Method, path: String)] = [
         (.post, "/v1/picks"), (.post, "/v1/feedback"), (.get, "/v1/users/{id}/bins"), (.post, "/v1/users"),
         (.delete, "/v1/users/{id}"), (.put, "/v1/users/{id}/email"), (.get, "/v1/users/{id}/settings"), (.patch, "/v1/users/{id}/settings"),
-        (.get, "/v1/users/{id}/history"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
+        (.get, "/v1/users/{id}/history"), (.get, "/v1/users/{id}/places"), (.put, "/v1/users/{id}/places/{place}"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
     ]
 
     /// The methods the API serves at a request path (the route templates' `{id}` match any one
@@ -146,6 +146,13 @@ public final class SoundtrackAPI: Sendable {
         }
         router.get("/v1/users/{id}/history") { request, context in
             try self.getHistory(request, id: Self.pathID(context.parameters.require("id")))
+        }
+        router.get("/v1/users/{id}/places") { request, context in
+            try self.getPlaces(request, id: Self.pathID(context.parameters.require("id")))
+        }
+        router.put("/v1/users/{id}/places/{place}") { request, context in
+            try await self.putPlace(
+                request, id: Self.pathID(context.parameters.require("id")), place: Self.pathID(context.parameters.require("place")))
         }
         router.put("/v1/users/{id}/email") { request, context in
             try await self.putEmail(request, id: Self.pathID(context.parameters.require("id")))
@@ -355,6 +362,30 @@ public final class SoundtrackAPI: Sendable {
         let entries = try live.store.history(user: id, before: query.cursor, since: query.since, limit: query.limit)
         let next: JSONValue = entries.count == query.limit ? entries.last.map { .string(String($0.seq)) } ?? .null : .null
         return Self.json(.object([("entries", .array(entries.map(\.json))), ("next_cursor", next)]))
+    }
+
+    /// `GET /v1/users/{id}/places`: the places learned from the person's coordinates.
+    private func getPlaces(_ request: Request, id: String) throws -> Response {
+        let principal = try authenticate(request)
+        try principal.authorize(user: id)
+        return Self.json(.object([("places", .array(try live.places(user: id).map(\.json)))]))
+    }
+
+    /// `PUT /v1/users/{id}/places/{place}` with `{"name": "home"}` (or `null` to remove the name):
+    /// the place as named; 404 for a place the person does not have, 400 naming a bad name.
+    private func putPlace(_ request: Request, id: String, place: String) async throws -> Response {
+        let principal = try authenticate(request)
+        try principal.authorize(user: id)
+        let name: String?
+        do {
+            let r = try JSONObjectReader(Self.parseJSON(try await readBody(request)), base: "")
+            try r.rejectUnknown(["name"])
+            _ = try r.require("name", "a string or null")
+            name = try r.string("name", maxLength: 4 * LearnedPlace.maxNameLength).map { try LearnedPlace.validName($0) }
+        } catch let error as InputError {
+            throw APIError.badRequest(error)
+        }
+        return Self.json(try await live.namePlace(user: id, place: place, name: name).json)
     }
 
     /// `PATCH /v1/users/{id}/settings`: the settings the body names, `true` or `false`; the others

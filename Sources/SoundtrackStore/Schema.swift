@@ -408,6 +408,10 @@ enum Schema {
             // the centres stored before at full precision are coarsened in place.
             try db.execute(sql: "UPDATE places SET lat = round(lat, 3), lon = round(lon, 3)")
         }
+        m.registerMigration("v15") { db in
+            // What the person calls a learned place (soundtrack places name; PlaceBook).
+            try db.execute(sql: "ALTER TABLE places ADD COLUMN name TEXT CHECK (name IS NULL OR length(name) BETWEEN 1 AND 64)")
+        }
         return m
     }
 

@@ -100,9 +100,9 @@ extension Store {
             }
             p.weights = w.floats(2)
         }
-        let pl = try RawStatement(db, "SELECT user_id, id, lat, lon, count FROM places WHERE user_id IN \(wanted) ORDER BY user_id, rowid", text: ids)
+        let pl = try RawStatement(db, "SELECT user_id, id, lat, lon, count, name FROM places WHERE user_id IN \(wanted) ORDER BY user_id, rowid", text: ids)
         while try pl.step() {
-            parts[pl.text(0)]?.places.append(LearnedPlace(id: pl.text(1), lat: pl.double(2), lon: pl.double(3), count: pl.int(4)))
+            parts[pl.text(0)]?.places.append(LearnedPlace(id: pl.text(1), lat: pl.double(2), lon: pl.double(3), count: pl.int(4), name: pl.optionalText(5)))
         }
         let se = try RawStatement(db, """
             SELECT user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks, tracks

@@ -43,8 +43,8 @@ extension Store {
             }
             weights = VectorCoding.decode(w["vector"])
         }
-        let places = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, lat, lon, count FROM places WHERE user_id = ? ORDER BY rowid"), arguments: [user])
-            .map { LearnedPlace(id: $0["id"], lat: $0["lat"], lon: $0["lon"], count: $0["count"]) }
+        let places = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, lat, lon, count, name FROM places WHERE user_id = ? ORDER BY rowid"), arguments: [user])
+            .map { LearnedPlace(id: $0["id"], lat: $0["lat"], lon: $0["lon"], count: $0["count"], name: $0["name"]) }
         var session = SessionState()
         var recent: [String] = []
         if let s = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM sessions WHERE user_id = ?"), arguments: [user]) {
@@ -276,11 +276,11 @@ extension Store {
                 try db.cachedStatement(sql: "DELETE FROM places WHERE user_id = ?").execute(arguments: [user])
             }
             let stmt = try db.cachedStatement(sql: """
-                INSERT INTO places (user_id, id, lat, lon, count) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT(user_id, id) DO UPDATE SET lat = excluded.lat, lon = excluded.lon, count = excluded.count
+                INSERT INTO places (user_id, id, lat, lon, count, name) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT(user_id, id) DO UPDATE SET lat = excluded.lat, lon = excluded.lon, count = excluded.count, name = excluded.name
                 """)
             for p in state.places.places {
-                try stmt.execute(arguments: [user, p.id, p.lat, p.lon, p.count])
+                try stmt.execute(arguments: [user, p.id, p.lat, p.lon, p.count, p.name])
             }
         }
         let s = state.session

@@ -99,7 +99,7 @@ struct Entry {
     static func status(for error: RuleError) -> Int32 {
         switch error {
         case .unknownUser, .userExists, .keyExists, .eventIdTaken, .outOfOrder, .unknownTrack, .unknownPick, .pickOfAnotherUser,
-            .pickBinGone, .noContext:
+            .pickBinGone, .noContext, .unknownPlace:
             Exit.badInput
         }
     }
@@ -114,7 +114,7 @@ struct Soundtrack: AsyncParsableCommand {
         subcommands: [
             PickCommand.self, OnboardCommand.self, FeedbackCommand.self, BinsCommand.self, UsersCommand.self, CatalogCommand.self, BatchCommand.self, ReplayCommand.self,
             SimulateCommand.self, EvalCommand.self, FitCommand.self, DemoCommand.self, BenchCommand.self, ServeCommand.self, KeysCommand.self, ConfigCommand.self,
-            ImportCommand.self, ModelsCommand.self, SettingsCommand.self, HistoryCommand.self
+            ImportCommand.self, ModelsCommand.self, SettingsCommand.self, HistoryCommand.self, PlacesCommand.self
         ]
     )
 }
