@@ -16,18 +16,23 @@ public struct UserSettings: Sendable, Equatable {
     /// Whether raw snapshots are stored with the person's feedback (`keep_raw_snapshots`, default
     /// off): coordinates, calendar titles and device names as sent.
     public var keepRawSnapshots = false
+    /// Whether the engine may read the titles of the person's calendar events (`calendar_titles`,
+    /// default on): off, the rules remove every event's title before anything learns, scores or
+    /// stores a snapshot; an event keeps its times and the category the app gave it.
+    public var calendarTitles = true
 
     /// The settings' names, as the store, the CLI and the API spell them.
-    public static let keys = ["location_services", "volume_control", "keep_raw_snapshots"]
+    public static let keys = ["location_services", "volume_control", "keep_raw_snapshots", "calendar_titles"]
 
     /// The defaults of a new user.
     public init() {}
 
     /// Creates settings from their values.
-    public init(locationServices: Bool, volumeControl: Bool, keepRawSnapshots: Bool) {
+    public init(locationServices: Bool, volumeControl: Bool, keepRawSnapshots: Bool, calendarTitles: Bool = true) {
         self.locationServices = locationServices
         self.volumeControl = volumeControl
         self.keepRawSnapshots = keepRawSnapshots
+        self.calendarTitles = calendarTitles
     }
 
     /// A setting by name; `nil` for an unknown name.
@@ -36,6 +41,7 @@ public struct UserSettings: Sendable, Equatable {
         case "location_services": locationServices
         case "volume_control": volumeControl
         case "keep_raw_snapshots": keepRawSnapshots
+        case "calendar_titles": calendarTitles
         default: nil
         }
     }
@@ -59,6 +65,7 @@ public struct UserSettings: Sendable, Equatable {
         case "location_services": locationServices = value
         case "volume_control": volumeControl = value
         case "keep_raw_snapshots": keepRawSnapshots = value
+        case "calendar_titles": calendarTitles = value
         default:
             throw InputError(path: key, expected: "a setting: one of \(Self.keys.joined(separator: ", "))", got: "an unknown setting")
         }

@@ -65,15 +65,15 @@ public struct Rules: Sendable {
     /// Stages a pick that learns: the engine picks from the user's state and changes it (the pick
     /// counter, the session, any new bin); the row numbers the pick by the counter before it.
     /// - Parameter pickId: the pick's id; `nil` for the engine's own (stable across runs).
-    /// - Parameter locationServices: the person's setting; off, the engine sees the snapshot
-    ///   without its coordinates (``permitted(_:locationServices:)``) and the pick says so.
+    /// - Parameter settings: the person's settings; the engine sees what they permit of the
+    ///   snapshot (``permitted(_:settings:)``), and with location services off the pick says so.
     public func stagePick(
-        _ snapshot: Snapshot, top: Int = 1, pickId: String? = nil, state: inout UserState, locationServices: Bool = true
+        _ snapshot: Snapshot, top: Int = 1, pickId: String? = nil, state: inout UserState, settings: UserSettings = UserSettings()
     ) -> StagedPick {
         precondition(snapshot.user == state.user, "a snapshot of another user")
         let seq = state.pickCounter
-        var (pick, record) = engine.pick(Self.permitted(snapshot, locationServices: locationServices), state: &state, top: top, pickId: pickId)
-        pick.locationOff = !locationServices
+        var (pick, record) = engine.pick(Self.permitted(snapshot, settings: settings), state: &state, top: top, pickId: pickId)
+        pick.locationOff = !settings.locationServices
         return StagedPick(pick: pick, row: PickRow(record: record, seq: seq))
     }
 
@@ -83,42 +83,48 @@ public struct Rules: Sendable {
     public func stagePick(_ snapshot: Snapshot, top: Int = 1, pickId: String? = nil, user: inout CachedUserState?) throws(RuleError) -> StagedPick {
         guard user != nil else { throw .unknownUser(snapshot.user) }
         precondition(user!.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
-        return stagePick(snapshot, top: top, pickId: pickId, state: &user!.state, locationServices: user!.locationServices)
+        return stagePick(snapshot, top: top, pickId: pickId, state: &user!.state, settings: user!.settings)
     }
 
     /// What the engine may see of a snapshot under the person's settings: with `location_services`
     /// off, the snapshot without its coordinates, their accuracy and the speed (the place's label
-    /// stays: the person or the app named it). The rules apply it before anything learns, scores or
-    /// stores the snapshot, for every front end.
+    /// stays: the person or the app named it); with `calendar_titles` off, its calendar events
+    /// without their titles (their times and any category the app gave stay). The rules apply it
+    /// before anything learns, scores or stores the snapshot, for every front end.
     public static func permitted(_ snapshot: Snapshot, by user: CachedUserState) -> Snapshot {
-        permitted(snapshot, locationServices: user.locationServices)
+        permitted(snapshot, settings: user.settings)
     }
 
-    /// ``permitted(_:by:)`` for a person whose `location_services` setting is `locationServices`.
-    public static func permitted(_ snapshot: Snapshot, locationServices: Bool) -> Snapshot {
-        guard !locationServices, var location = snapshot.location else { return snapshot }
-        location.lat = nil
-        location.lon = nil
-        location.accuracyM = nil
-        location.speedMps = nil
+    /// ``permitted(_:by:)`` for a person with these settings.
+    public static func permitted(_ snapshot: Snapshot, settings: UserSettings) -> Snapshot {
         var s = snapshot
-        s.location = location.place == nil ? nil : location
+        if !settings.locationServices, var location = s.location {
+            location.lat = nil
+            location.lon = nil
+            location.accuracyM = nil
+            location.speedMps = nil
+            s.location = location.place == nil ? nil : location
+        }
+        if !settings.calendarTitles, var calendar = s.calendar, calendar.events.contains(where: { $0.title != nil }) {
+            for i in calendar.events.indices { calendar.events[i].title = nil }
+            s.calendar = calendar
+        }
         return s
     }
 
     /// An event as the engine may see it under the person's settings (its snapshot ``permitted(_:by:)``).
     public static func permitted(_ event: FeedbackEvent, by user: CachedUserState) -> FeedbackEvent {
-        guard !user.locationServices, let snapshot = event.snapshot else { return event }
+        guard !user.locationServices || !user.calendarTitles, let snapshot = event.snapshot else { return event }
         var e = event
         e.snapshot = permitted(snapshot, by: user)
         return e
     }
 
     /// A pick that learns nothing (`--read-only`, `?learn=false`): made from a copy of the state.
-    public func previewPick(_ snapshot: Snapshot, top: Int = 1, state: UserState, locationServices: Bool = true) -> Pick {
+    public func previewPick(_ snapshot: Snapshot, top: Int = 1, state: UserState, settings: UserSettings = UserSettings()) -> Pick {
         var copy = state
-        var pick = engine.pick(Self.permitted(snapshot, locationServices: locationServices), state: &copy, top: top).pick
-        pick.locationOff = !locationServices
+        var pick = engine.pick(Self.permitted(snapshot, settings: settings), state: &copy, top: top).pick
+        pick.locationOff = !settings.locationServices
         return pick
     }
 
@@ -127,7 +133,7 @@ public struct Rules: Sendable {
     public func previewPick(_ snapshot: Snapshot, top: Int = 1, user: CachedUserState?) throws(RuleError) -> Pick {
         guard let user else { throw .unknownUser(snapshot.user) }
         precondition(user.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
-        return previewPick(snapshot, top: top, state: user.state, locationServices: user.locationServices)
+        return previewPick(snapshot, top: top, state: user.state, settings: user.settings)
     }
 
     /// Stages an onboarding: a first bin from one song the user wants now and the snapshot (see

@@ -259,7 +259,7 @@ public final class LiveRecommender: Sendable {
             do {
                 if event.snapshot == nil || keepsSnapshot {
                     // The row and the event; the state follows with the user's next pick or checkpoint.
-                    // As the rules saw it: without coordinates when the person's location services are off.
+                    // As the rules saw it: without what the person's settings withhold (coordinates, calendar titles).
                     try committer.enqueue(.pendingFeedback(row, event: PendingEventText(Rules.permitted(event, by: cached!))), ticket: ticket)
                 } else {
                     // The person does not keep raw snapshots: this one reaches no file, so the
@@ -363,9 +363,11 @@ public final class LiveRecommender: Sendable {
     }
 
     /// Whether a change of settings changes how an event is applied again (what it learns from,
-    /// what its row keeps): `location_services` and `keep_raw_snapshots` do, `volume_control` not.
+    /// what its row keeps): `location_services`, `keep_raw_snapshots` and `calendar_titles` do,
+    /// `volume_control` not.
     static func changesApplication(from old: UserSettings, to new: UserSettings) -> Bool {
         old.locationServices != new.locationServices || old.keepRawSnapshots != new.keepRawSnapshots
+            || old.calendarTitles != new.calendarTitles
     }
 
     /// A user's whole state as held in memory (loaded, and brought up to date, if it is not).

@@ -10,7 +10,7 @@ public enum OpenAPIDocument {
   "info": {
     "title": "Soundtrack HTTP API",
     "version": "1.5.0",
-    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings; a pick for a person whose location_services is off says \"location\": \"off\". 1.4.0: GET /v1/users/{id}/history lists a person's stored picks, newest first, with the feedback each got, a page at a time. 1.5.0: GET /v1/users/{id}/places lists the places learned from a person's coordinates; PUT /v1/users/{id}/places/{place} names one."
+    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings; a pick for a person whose location_services is off says \"location\": \"off\". 1.4.0: GET /v1/users/{id}/history lists a person's stored picks, newest first, with the feedback each got, a page at a time. 1.5.0: GET /v1/users/{id}/places lists the places learned from a person's coordinates; PUT /v1/users/{id}/places/{place} names one; settings gain calendar_titles."
   },
   "servers": [
     {
@@ -2200,7 +2200,8 @@ public enum OpenAPIDocument {
         "required": [
           "location_services",
           "volume_control",
-          "keep_raw_snapshots"
+          "keep_raw_snapshots",
+          "calendar_titles"
         ],
         "additionalProperties": false,
         "description": "A person's settings.",
@@ -2216,6 +2217,10 @@ public enum OpenAPIDocument {
           "keep_raw_snapshots": {
             "type": "boolean",
             "description": "Whether raw snapshots (coordinates, calendar titles, device names as sent) are stored with the person's feedback (default false)."
+          },
+          "calendar_titles": {
+            "type": "boolean",
+            "description": "Whether the engine may read the titles of the person's calendar events (default true); off, titles are removed before anything learns, scores or stores a snapshot."
           }
         }
       },
@@ -2236,6 +2241,10 @@ public enum OpenAPIDocument {
           "keep_raw_snapshots": {
             "type": "boolean",
             "description": "Whether raw snapshots (coordinates, calendar titles, device names as sent) are stored with the person's feedback (default false)."
+          },
+          "calendar_titles": {
+            "type": "boolean",
+            "description": "Whether the engine may read the titles of the person's calendar events (default true); off, titles are removed before anything learns, scores or stores a snapshot."
           }
         }
       },

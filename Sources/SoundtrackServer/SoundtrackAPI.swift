@@ -205,8 +205,8 @@ public final class SoundtrackAPI: Sendable {
         }
         var report: [EnrichmentEntry] = []
         if let enricher = configuration.enricher {
-            // The providers never see coordinates the person's settings keep from the engine.
-            snapshot = Rules.permitted(snapshot, locationServices: try live.settings(user: snapshot.user).locationServices)
+            // The providers never see what the person's settings keep from the engine (coordinates, calendar titles).
+            snapshot = Rules.permitted(snapshot, settings: try live.settings(user: snapshot.user))
             (snapshot, report) = await enricher.enrich(snapshot)
         }
         let pick = try await live.pick(snapshot, top: top, learn: learn)

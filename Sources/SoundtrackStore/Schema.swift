@@ -412,6 +412,11 @@ enum Schema {
             // What the person calls a learned place (soundtrack places name; PlaceBook).
             try db.execute(sql: "ALTER TABLE places ADD COLUMN name TEXT CHECK (name IS NULL OR length(name) BETWEEN 1 AND 64)")
         }
+        m.registerMigration("v16") { db in
+            // Whether the engine may read the person's calendar titles (UserSettings.calendarTitles).
+            try db.execute(
+                sql: "ALTER TABLE user_settings ADD COLUMN calendar_titles INTEGER NOT NULL DEFAULT 1 CHECK (calendar_titles IN (0, 1))")
+        }
         return m
     }
 

@@ -26,6 +26,7 @@ extension Store {
             var keep = false
             var location = true
             var volume = false
+            var titles = true
             var vocabulary = FeatureVocabulary()
             var mergedInto: [Int: Int] = [:]
             init(pickCounter: Int64, nextBinNumber: Int, weights: [Float]) {
@@ -130,11 +131,13 @@ extension Store {
             p.lastAt = f.isNull(2) ? nil : f.double(2)
         }
         let k = try RawStatement(
-            db, "SELECT user_id, keep_raw_snapshots, location_services, volume_control FROM user_settings WHERE user_id IN \(wanted)", text: ids)
+            db, "SELECT user_id, keep_raw_snapshots, location_services, volume_control, calendar_titles FROM user_settings WHERE user_id IN \(wanted)",
+            text: ids)
         while try k.step() {
             parts[k.text(0)]?.keep = !k.isNull(1) && k.int(1) != 0
             parts[k.text(0)]?.location = k.isNull(2) || k.int(2) != 0
             parts[k.text(0)]?.volume = !k.isNull(3) && k.int(3) != 0
+            parts[k.text(0)]?.titles = k.isNull(4) || k.int(4) != 0
         }
 
         // Events the stored states do not include yet (``CachedUserState/pending``): rare, read
@@ -158,6 +161,7 @@ extension Store {
             out[user] = CachedUserState(state: state, feedbackSeq: p.seq, lastEventAt: p.lastAt, keepRawSnapshots: p.keep)
             out[user]!.locationServices = p.location
             out[user]!.volumeControl = p.volume
+            out[user]!.calendarTitles = p.titles
         }
         try loadPending(db, into: &out, users: behind)
         return out

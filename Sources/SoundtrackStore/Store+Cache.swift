@@ -20,14 +20,21 @@ public struct CachedUserState: Sendable {
     public var locationServices = true
     /// The user's `volume_control` setting.
     public var volumeControl = false
+    /// The user's `calendar_titles` setting: off, the rules remove calendar titles from every
+    /// snapshot before anything learns, scores or stores it (``Rules``).
+    public var calendarTitles = true
 
     /// The user's settings, as held with the state.
     public var settings: UserSettings {
-        get { UserSettings(locationServices: locationServices, volumeControl: volumeControl, keepRawSnapshots: keepRawSnapshots) }
+        get {
+            UserSettings(
+                locationServices: locationServices, volumeControl: volumeControl, keepRawSnapshots: keepRawSnapshots, calendarTitles: calendarTitles)
+        }
         set {
             locationServices = newValue.locationServices
             volumeControl = newValue.volumeControl
             keepRawSnapshots = newValue.keepRawSnapshots
+            calendarTitles = newValue.calendarTitles
         }
     }
     /// Applied events the loaded state does not include yet, in the order applied: the state was

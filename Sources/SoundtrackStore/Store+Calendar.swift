@@ -35,7 +35,9 @@ extension Store {
 
     /// Replaces a user's events of one source within `[from, to)` by `events`, in one transaction:
     /// importing the same file twice leaves the same rows, and an event removed from the calendar
-    /// disappears. Titles are dropped unless the user's `keep_raw_snapshots` setting is on.
+    /// disappears. Titles are dropped unless the user's `keep_raw_snapshots` setting is on; with
+    /// `calendar_titles` off, titles are dropped and every event is stored as `other` (its category
+    /// was read from its title).
     ///
     /// - Returns: how many occurrences were stored.
     /// - Throws: ``RuleError/unknownUser(_:)`` for an unknown user.
@@ -43,7 +45,8 @@ extension Store {
     public func replaceCalendarEvents(user: String, source: CalendarSource, from: Date, to: Date, events: [StoredCalendarEvent], at: Date) throws -> Int {
         try database.write { db in
             guard try Self.userExists(db, user) else { throw RuleError.unknownUser(user) }
-            let keep = try Bool.fetchOne(db, sql: "SELECT keep_raw_snapshots FROM user_settings WHERE user_id = ?", arguments: [user]) ?? false
+            let settings = try Self.settings(db, user: user)
+            let keep = settings.keepRawSnapshots && settings.calendarTitles
             try db.execute(
                 sql: "DELETE FROM calendar_events WHERE user_id = ? AND source = ? AND end_at > ? AND start_at < ?",
                 arguments: [user, source.rawValue, from.timeIntervalSince1970, to.timeIntervalSince1970])
@@ -58,7 +61,8 @@ extension Store {
                 let key = Hashing.sha256Hex("\(e.sourceID)\u{1F}\(e.start.date.timeIntervalSince1970)")
                 try stmt.execute(arguments: [
                     user, source.rawValue, key, e.start.date.timeIntervalSince1970, max(e.end.date, e.start.date).timeIntervalSince1970,
-                    e.start.offsetSeconds, e.allDay, e.category.rawValue, keep ? e.title.map { String($0.prefix(1024)) } : nil,
+                    e.start.offsetSeconds, e.allDay, settings.calendarTitles ? e.category.rawValue : "other",
+                    keep ? e.title.map { String($0.prefix(1024)) } : nil,
                     at.timeIntervalSince1970,
                 ])
             }

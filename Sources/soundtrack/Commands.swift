@@ -35,8 +35,8 @@ struct PickCommand: AsyncParsableCommand {
             let enricher = ProviderImports.enricher(
                 ProviderSet(configuration: config, logger: Logger(label: "soundtrack.providers")), store: service.store,
                 lookaheadHours: config.calendar.lookaheadHours)
-            // The providers never see coordinates the person's settings keep from the engine.
-            snapshot = Rules.permitted(snapshot, locationServices: try service.store.settings(user: snapshot.user).locationServices)
+            // The providers never see what the person's settings keep from the engine (coordinates, calendar titles).
+            snapshot = Rules.permitted(snapshot, settings: try service.store.settings(user: snapshot.user))
             (snapshot, report) = await enricher.enrich(snapshot)
         }
         let pick = try service.pick(snapshot, top: top, learn: !readOnly)

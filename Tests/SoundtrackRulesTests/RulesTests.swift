@@ -212,4 +212,27 @@ struct RulesTests {
         #expect(e.description == "id: expected an event id not used by another user, got 'e-7'")
         #expect(InputError(e).description == e.description)
     }
+
+    @Test("permitted(_:settings:) removes calendar titles with calendar_titles off, keeping times and the app's category")
+    func calendarTitlesOff() throws {
+        let snapshot = try Snapshot.decode(
+            Data(
+                #"""
+                {"user": "u-1", "at": "2026-03-11T17:30:00+01:00", "calendar": {"events": [
+                  {"title": "Leg day at the gym", "start": "2026-03-11T17:00:00+01:00", "end": "2026-03-11T18:30:00+01:00"},
+                  {"title": "Team sync", "start": "2026-03-11T19:00:00+01:00", "category": "work"}]}}
+                """#.utf8))
+        var settings = UserSettings()
+        #expect(Rules.permitted(snapshot, settings: settings) == snapshot)
+        settings.calendarTitles = false
+        let seen = Rules.permitted(snapshot, settings: settings)
+        #expect(seen.calendar?.events.map(\.title) == [nil, nil])
+        #expect(seen.calendar?.events.map(\.start) == snapshot.calendar?.events.map(\.start))
+        #expect(seen.calendar?.events.map(\.category) == [nil, .work])
+        // The title decided the current event's category; without it the feature is gone.
+        let extractor = FeatureExtractor()
+        let workout = FeatureLayout.require("calendar.workout")
+        #expect(extractor.extract(snapshot).values[workout] == 1)
+        #expect(extractor.extract(seen).values[workout] == 0)
+    }
 }

@@ -129,13 +129,13 @@ public final class BatchRunner: Sendable {
         var state: UserState
         /// The order in which the run first met the user: the grouping key within a block.
         let ordinal: Int
-        /// The person's `location_services` setting (``Rules/permitted(_:locationServices:)``).
-        let locationServices: Bool
+        /// The person's settings (``Rules/permitted(_:settings:)``).
+        let settings: UserSettings
         var touched = false
-        init(_ state: UserState, ordinal: Int, locationServices: Bool = true) {
+        init(_ state: UserState, ordinal: Int, settings: UserSettings = UserSettings()) {
             self.state = state
             self.ordinal = ordinal
-            self.locationServices = locationServices
+            self.settings = settings
         }
     }
 
@@ -358,7 +358,7 @@ public final class BatchRunner: Sendable {
                 try rules.catchUp(&l) { id in try store.pickRecord(id: id) }
                 var state = l.state
                 if !learn { engine.prepare(&state) }  // derived data computed once, shared by the per-pick copies
-                workers[w].states[user] = StateBox(state, ordinal: firstSeen[user]!, locationServices: l.locationServices)
+                workers[w].states[user] = StateBox(state, ordinal: firstSeen[user]!, settings: l.settings)
             }
             return loaded.count
         }
@@ -408,7 +408,7 @@ public final class BatchRunner: Sendable {
                 guard case let .snapshot(s) = consume slot else { continue }
                 let start = out.count
                 if learn {
-                    let staged = rules.stagePick(s, top: top, state: &box.state, locationServices: box.locationServices)
+                    let staged = rules.stagePick(s, top: top, state: &box.state, settings: box.settings)
                     if !box.touched {
                         box.touched = true
                         worker.touched.append(box)
@@ -418,7 +418,7 @@ public final class BatchRunner: Sendable {
                     PickEncoder.write(staged.pick, includeRanked: top > 1, into: out)
                 } else {
                     PickEncoder.write(
-                        rules.previewPick(s, top: top, state: box.state, locationServices: box.locationServices), includeRanked: top > 1, into: out)
+                        rules.previewPick(s, top: top, state: box.state, settings: box.settings), includeRanked: top > 1, into: out)
                 }
                 out.append(0x0A)
                 job.spans[i] = (start, out.count)
