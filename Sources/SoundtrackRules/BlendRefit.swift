@@ -25,7 +25,7 @@ public struct BlendRefit: Sendable {
     /// Fits and judges.
     public var learner: BlendLearner
 
-    /// The product's policy: fits on the newest 4,000 queries, one due every 500 new ones.
+    /// The product's policy: fits on the newest 2,000 queries (``BlendLearner/keep``), one due every 500 new ones.
     public init(keep: Int = BlendLearner.keep, every: Int = BlendLearner.every, learner: BlendLearner = BlendLearner()) {
         self.keep = keep
         self.every = every
