@@ -85,7 +85,7 @@ public struct Pick: Sendable, Equatable {
     public func json(includeRanked: Bool = false) -> JSONValue {
         func binJSON(_ b: BinSummary, created: Bool) -> JSONValue {
             var pairs: [(String, JSONValue)] = [
-                ("id", .string(b.id)), ("label", .string(b.label)), ("score", .number(Self.round(b.score))),
+                ("id", .string(b.id)), ("label", .string(b.label)), ("score", .number(Self.round(b.score)))
             ]
             if created { pairs.append(("created", .bool(b.created))) }
             return .object(pairs)
@@ -98,23 +98,38 @@ public struct Pick: Sendable, Equatable {
             ("user", .string(user)),
             ("at", .string(at.rfc3339)),
             ("bin", binJSON(bin, created: true)),
-            ("track", trackJSON(track)),
+            ("track", trackJSON(track))
         ]
         if includeRanked { pairs.append(("ranked", .array(ranked.map(trackJSON)))) }
-        pairs.append(("alternatives", .array(alternatives.map {
-            .object([("bin", binJSON($0.bin, created: false)), ("tracks", .array($0.tracks.map { .string($0) }))])
-        })))
-        pairs.append(("why", .array(why.map {
-            .object([
-                ("feature", .string($0.feature)),
-                ("weight", .number(Self.round($0.weight))),
-                ("similarity", .number(Self.round($0.similarity))),
-            ])
-        })))
+        pairs.append(
+            (
+                "alternatives",
+                .array(
+                    alternatives.map {
+                        .object([("bin", binJSON($0.bin, created: false)), ("tracks", .array($0.tracks.map { .string($0) }))])
+                    })
+            ))
+        pairs.append(
+            (
+                "why",
+                .array(
+                    why.map {
+                        .object([
+                            ("feature", .string($0.feature)),
+                            ("weight", .number(Self.round($0.weight))),
+                            ("similarity", .number(Self.round($0.similarity)))
+                        ])
+                    })
+            ))
         pairs.append(("source", .string(source)))
-        pairs.append(("track_why", .array(signals.map {
-            .object([("signal", .string($0.name)), ("contribution", .number(Self.round($0.contribution)))])
-        })))
+        pairs.append(
+            (
+                "track_why",
+                .array(
+                    signals.map {
+                        .object([("signal", .string($0.name)), ("contribution", .number(Self.round($0.contribution)))])
+                    })
+            ))
         pairs.append(("blend", .number(Double(blend))))
         if locationOff { pairs.append(("location", .string("off"))) }
         return .object(pairs)

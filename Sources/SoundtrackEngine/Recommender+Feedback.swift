@@ -229,7 +229,7 @@ extension Recommender {
                 if newTotal > 0 {
                     let k = total / newTotal
                     // A slot the model weighs 0 (the day of the week) stays out of scoring.
-                for i in w.indices where w[i] > 0 { w[i] = min(range.upperBound, max(range.lowerBound, w[i] * k)) }
+                    for i in w.indices where w[i] > 0 { w[i] = min(range.upperBound, max(range.lowerBound, w[i] * k)) }
                 }
             }
             return true

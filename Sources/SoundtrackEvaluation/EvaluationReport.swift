@@ -22,7 +22,7 @@ public struct MetricSet: Sendable, Equatable {
             ("bin_hit_rate", "bin hit rate", binHitRate), ("precision_at_k", "precision@\(k)", precision),
             ("recall_at_k", "recall@\(k)", recall), ("ndcg_at_k", "NDCG@\(k)", ndcg), ("map_at_k", "MAP@\(k)", map),
             ("auc", "AUC", auc), ("like_rate", "like rate (first pick)", likeRate),
-            ("bin_switches_per_session", "bin switches / session", binSwitchesPerSession),
+            ("bin_switches_per_session", "bin switches / session", binSwitchesPerSession)
         ]
     }
 }
@@ -111,14 +111,17 @@ public struct EvaluationReport: Sendable {
         func metrics(_ m: MetricSet) -> JSONValue { .object(m.rows(k: k).map { ($0.0, Self.r($0.2)) }) }
         var pairs: [(String, JSONValue)] = [
             ("protocol", .object([("split", .string(split)), ("folds", .number(Double(folds))), ("seed", .number(Double(seed))), ("k", .number(Double(k)))])),
-            ("counts", .object([
-                ("users", .number(Double(counts.users))), ("events", .number(Double(counts.events))),
-                ("train_events", .number(Double(counts.trainEvents))), ("test_events", .number(Double(counts.testEvents))),
-                ("queries", .number(Double(counts.queries))), ("sessions", .number(Double(counts.sessions))),
-                ("bins", Self.r(counts.bins)), ("bins_per_user", Self.r(counts.users > 0 ? counts.bins / Double(counts.users) : 0)),
-            ])),
+            (
+                "counts",
+                .object([
+                    ("users", .number(Double(counts.users))), ("events", .number(Double(counts.events))),
+                    ("train_events", .number(Double(counts.trainEvents))), ("test_events", .number(Double(counts.testEvents))),
+                    ("queries", .number(Double(counts.queries))), ("sessions", .number(Double(counts.sessions))),
+                    ("bins", Self.r(counts.bins)), ("bins_per_user", Self.r(counts.users > 0 ? counts.bins / Double(counts.users) : 0))
+                ])
+            ),
             ("metrics", metrics(engine)),
-            ("baselines", .object(baselines.map { ($0.0.rawValue, metrics($0.1)) })),
+            ("baselines", .object(baselines.map { ($0.0.rawValue, metrics($0.1)) }))
         ]
         if let engineLearned { pairs.append(("metrics_learned_blend", metrics(engineLearned))) }
         if blendsPromoted.splits > 0 {
@@ -136,13 +139,17 @@ public struct EvaluationReport: Sendable {
         }
         pairs.append(("improvement", .object(imp)))
         if let o = online {
-            pairs.append(("online", .object([
-                ("days", .number(Double(o.days))),
-                ("like_rate_by_day", .object(o.likeRateByDay.map { ($0.0, .array($0.1.map { Self.r($0) })) })),
-                ("ndcg_by_day", .object(o.ndcgByDay.map { ($0.0, .array($0.1.map { Self.r($0) })) })),
-                ("like_rate_by_context", .object(o.likeRateByContext.map { ($0.0, .object($0.1.map { ($0.0, Self.r($0.1)) })) })),
-                ("bin_purity", Self.r(o.purity)), ("bin_nmi", Self.r(o.nmi)),
-            ])))
+            pairs.append(
+                (
+                    "online",
+                    .object([
+                        ("days", .number(Double(o.days))),
+                        ("like_rate_by_day", .object(o.likeRateByDay.map { ($0.0, .array($0.1.map { Self.r($0) })) })),
+                        ("ndcg_by_day", .object(o.ndcgByDay.map { ($0.0, .array($0.1.map { Self.r($0) })) })),
+                        ("like_rate_by_context", .object(o.likeRateByContext.map { ($0.0, .object($0.1.map { ($0.0, Self.r($0.1)) })) })),
+                        ("bin_purity", Self.r(o.purity)), ("bin_nmi", Self.r(o.nmi))
+                    ])
+                ))
         }
         return .object(pairs)
     }
@@ -155,7 +162,9 @@ public struct EvaluationReport: Sendable {
         var lines: [String] = []
         let proto = split == "online" ? "online (simulated users answer the picks)" : "\(split) (folds \(folds))"
         lines.append("soundtrack eval — protocol \(proto), seed \(seed), k = \(k)")
-        lines.append("users \(counts.users) · events \(counts.events) · train \(counts.trainEvents) · test \(counts.testEvents) · queries \(counts.queries) · test sessions \(counts.sessions) · bins \(String(format: "%.1f", counts.bins)) (\(String(format: "%.1f", counts.users > 0 ? counts.bins / Double(counts.users) : 0)) per user)")
+        lines.append(
+            "users \(counts.users) · events \(counts.events) · train \(counts.trainEvents) · test \(counts.testEvents) · queries \(counts.queries) · test sessions \(counts.sessions) · bins \(String(format: "%.1f", counts.bins)) (\(String(format: "%.1f", counts.users > 0 ? counts.bins / Double(counts.users) : 0)) per user)"
+        )
         lines.append("")
         let names = ["engine"] + (engineLearned == nil ? [] : ["engine_learned"]) + baselines.map(\.0.rawValue)
         lines.append(pad("metric", 26) + names.map { lpad($0, 16) }.joined())
@@ -172,10 +181,12 @@ public struct EvaluationReport: Sendable {
                 let rows = imp.filter { $0.metric == metric }
                 guard !rows.isEmpty else { continue }
                 let label = metric == "ndcg_at_k" ? "NDCG@\(k)" : "like rate"
-                lines.append("  " + pad(label, 11) + rows.map { r in
-                    let rel = r.relative.map { String(format: "%+.1f%%", $0 * 100) } ?? "n/a"
-                    return "vs \(r.baseline.rawValue) \(String(format: "%+.4f", r.absolute)) (\(rel))"
-                }.joined(separator: "   "))
+                lines.append(
+                    "  " + pad(label, 11)
+                        + rows.map { r in
+                            let rel = r.relative.map { String(format: "%+.1f%%", $0 * 100) } ?? "n/a"
+                            return "vs \(r.baseline.rawValue) \(String(format: "%+.4f", r.absolute)) (\(rel))"
+                        }.joined(separator: "   "))
             }
         }
         if let o = online {
