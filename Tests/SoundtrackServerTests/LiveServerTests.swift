@@ -44,17 +44,24 @@ import FoundationNetworking
         let track = try f.track
         let store = f.service.store
         let acked = try await f.api.buildApplication().test(.live) { client in
-            try await withThrowingTaskGroup(of: Int.self) { group in
+            let port = try #require(client.port)
+            return try await withThrowingTaskGroup(of: Int.self) { group in
                 for user in users {
                     group.addTask {
+                        // A connection of its own for each person, as eight phones would: HTTP/1.1
+                        // answers one connection's requests in order, so sharing the test client's
+                        // one connection would queue the burst, not run it at once.
+                        let connection = TestClient(host: "localhost", port: port, configuration: .init(timeout: .seconds(120)))
+                        connection.connect()
                         var n = 0
                         for i in 0..<40 {
                             let signal = ["like", "dislike", "skip", "complete"][i % 4]
-                            let r = try await client.send(
+                            let r = try await connection.send(
                                 .post, "/v1/feedback", key: keys[user],
                                 body: Doc.event(id: "\(user)-ev-\(i)", user: user, track: track, signal: signal, snapshot: true))
                             if r.status == .ok, r.json["status"]?.stringValue == "applied" { n += 1 }
                         }
+                        try await connection.shutdown()
                         return n
                     }
                 }

@@ -143,6 +143,20 @@ extension TestClientProtocol {
     }
 }
 
+extension TestClient {
+    /// Sends a request with an optional key and JSON body over this connection.
+    func send(_ method: HTTPRequest.Method, _ uri: String, key: String? = nil, body: String? = nil) async throws -> TestClient.Response {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let key { headers[.authorization] = "Bearer \(key)" }
+        let request = TestClient.Request(uri, method: method, authority: "localhost", headers: headers, body: body.map { ByteBuffer(string: $0) })
+        return try await execute(request)
+    }
+}
+
+extension TestClient.Response {
+    var json: JSONValue { (try? JSONParser.parse(String(buffer: body ?? ByteBuffer()))) ?? .null }
+}
+
 extension TestResponse {
     var text: String { String(buffer: body) }
     var json: JSONValue { (try? JSONParser.parse(text)) ?? .null }
