@@ -42,8 +42,10 @@ public final class CatalogIndex: Sendable {
     /// The sound similarity given to tracks without audio features (that of a random track).
     public static let featurelessSimilarity: Float = 0.2
 
-    /// The tracks, in row order.
-    public let tracks: [Track]
+    /// The tracks, in row order. An index read back from its stored form (``init(storedForm:)``)
+    /// makes them on first use, with what that form keeps (no titles, artists, albums, years or
+    /// durations).
+    public var tracks: [Track] { trackTable.tracks }
     /// The normalised (uncentred) profile of each track.
     public let profiles: [AudioProfile]
     /// The catalog mean of each normalised dimension (over tracks that have it).
@@ -63,29 +65,42 @@ public final class CatalogIndex: Sendable {
     private let isFeatureless: [Bool]
     /// `w · var` of each dimension over the catalog.
     private let spread: SIMD8<Float>
-    private let genreNames: [String]
+    let genreNames: [String]
     private let genreIDs: [String: Int32]
     /// The genres of row `r`, by number and sorted, are `genreFlat[genreStart[r]..<genreStart[r + 1]]`
     /// (one contiguous table instead of an array per row, for the searches among a few hundred rows).
-    private let genreStart: [Int32]
-    private let genreFlat: [Int32]
+    let genreStart: [Int32]
+    let genreFlat: [Int32]
     /// `z` of each row (see ``matrix``), row-major: the searches among candidates read one row's
     /// eight values together.
     private let zRows: [SIMD8<Float>]
     private let postings: [[Int32]]
-    private let rowsByID: [String: Int]
+    /// The track id of each row.
+    private let ids: [String]
     /// Rows by the FNV-1a hash of their id (``StableHash/fnv1a(_:seed:)``); ``HashRows/shared`` where
-    /// two ids share a hash (those are found by id). Integer keys hash far cheaper than strings.
+    /// two rows share a hash (two ids, or one id twice), whose ids are then found in ``sharedRows``.
+    /// Integer keys hash far cheaper than strings.
     private let rowsByHash: HashRows
+    /// The first row of each id whose hash is ``HashRows/shared`` (usually none).
+    private let sharedRows: [String: Int]
+    /// The tracks as given, or made from the stored form when first asked for.
+    let trackTable: TrackTable
 
     /// The number of tracks.
-    public var count: Int { tracks.count }
+    public let count: Int
 
     /// Builds the index. When ids repeat, ``row(of:)`` finds the first.
-    public init(tracks: [Track]) {
-        self.tracks = tracks
-        let n = tracks.count
-        let profiles = tracks.map { AudioProfile($0.audio) }
+    public convenience init(tracks: [Track]) {
+        self.init(columns: IndexColumns(tracks: tracks), tracks: TrackTable(tracks))
+    }
+
+    /// Builds the index from its columns; `tracks` gives the tracks themselves.
+    init(columns: IndexColumns, tracks: TrackTable) {
+        self.trackTable = tracks
+        let n = columns.ids.count
+        count = n
+        ids = columns.ids
+        let profiles = (0..<n).map { AudioProfile(columns.audio(ofRow: $0)) }
         self.profiles = profiles
 
         var sum = SIMD8<Float>.zero, present = SIMD8<Float>.zero
@@ -125,61 +140,43 @@ public final class CatalogIndex: Sendable {
         for r in featureless { isFeatureless[r] = true }
         self.isFeatureless = isFeatureless
 
-        var names: [String] = [], ids: [String: Int32] = [:], postings: [[Int32]] = []
-        var genreStart: [Int32] = [0]
-        genreStart.reserveCapacity(n + 1)
-        var genreFlat: [Int32] = []
-        var rowsByID: [String: Int] = [:]
-        rowsByID.reserveCapacity(n)
-        var rowsByHash = HashRows(capacity: n)
-        var popularity = [Float](repeating: 0, count: n)
-        for (r, t) in tracks.enumerated() {
-            var gs: [Int32] = []
-            for g in t.genres {
-                let key = Self.normalise(g)
-                if key.isEmpty { continue }
-                let id: Int32
-                if let existing = ids[key] {
-                    id = existing
-                } else {
-                    id = Int32(names.count)
-                    ids[key] = id
-                    names.append(key)
-                    postings.append([])
-                }
-                if !gs.contains(id) {
-                    gs.append(id)
-                    postings[Int(id)].append(Int32(r))
-                }
-            }
-            genreFlat += gs.sorted()
-            genreStart.append(Int32(genreFlat.count))
-            if rowsByID[t.id] == nil {
-                rowsByID[t.id] = r
-                rowsByHash.insert(StableHash.fnv1a(t.id), row: r)
-            }
-            popularity[r] = Float(min(max(t.popularity ?? 0, 0), 100)) / 100
+        genreNames = columns.genreNames
+        var genreIDs: [String: Int32] = [:]
+        for (i, name) in columns.genreNames.enumerated() { genreIDs[name] = Int32(i) }
+        self.genreIDs = genreIDs
+        genreStart = columns.genreStart
+        genreFlat = columns.genreFlat
+        var postings = [[Int32]](repeating: [], count: columns.genreNames.count)
+        for r in 0..<n {
+            for g in columns.genreFlat[Int(columns.genreStart[r])..<Int(columns.genreStart[r + 1])] { postings[Int(g)].append(Int32(r)) }
         }
-        genreNames = names
-        genreIDs = ids
-        self.genreStart = genreStart
-        self.genreFlat = genreFlat
         self.postings = postings
-        self.rowsByID = rowsByID
+
+        var rowsByHash = HashRows(capacity: n)
+        let hashes = columns.ids.map { StableHash.fnv1a($0) }
+        for (r, h) in hashes.enumerated() { rowsByHash.insert(h, row: r) }
+        var sharedRows: [String: Int] = [:]
+        for (r, h) in hashes.enumerated() where rowsByHash.row(h) == HashRows.shared && sharedRows[columns.ids[r]] == nil {
+            sharedRows[columns.ids[r]] = r
+        }
         self.rowsByHash = rowsByHash
-        self.popularity = popularity
+        self.sharedRows = sharedRows
+        popularity = columns.popularity.map { Float(min(max($0 ?? 0, 0), 100)) / 100 }
     }
 
     /// The row of a track id, or `nil`.
-    public func row(of id: String) -> Int? { rowsByID[id] }
+    public func row(of id: String) -> Int? { row(ofHash: StableHash.fnv1a(id), id: id) }
 
     /// The row of a track id whose FNV-1a hash is `hash` (known already, for example a bin song's
     /// key), or `nil`: one integer lookup and one comparison of the id instead of hashing it.
     public func row(ofHash hash: UInt64, id: String) -> Int? {
         guard let r = rowsByHash.row(hash) else { return nil }
-        if r >= 0 { return tracks[Int(r)].id == id ? Int(r) : nil }
-        return rowsByID[id]
+        if r >= 0 { return ids[Int(r)] == id ? Int(r) : nil }
+        return sharedRows[id]
     }
+
+    /// The track id of a row.
+    public func id(ofRow row: Int) -> String { ids[row] }
 
     /// The normalised (lower-cased, trimmed) genres of a row.
     public func genres(ofRow row: Int) -> [String] { genreNumbers(ofRow: row).map { genreNames[Int($0)] } }

@@ -45,7 +45,7 @@ extension Recommender {
             // Seeded variety: bins of the same kind should not all start with the same songs.
             rows.shuffle(using: &rng)
             for r in rows.prefix(need) {
-                let id = index.tracks[r].id
+                let id = index.id(ofRow: r)
                 if taken.insert(id).inserted { songs.append(BinSong(trackId: id)) }
             }
         }

@@ -95,12 +95,12 @@ extension Recommender {
             let rows = Set(library.compactMap { index.row(of: $0) }).subtracting(excluded)
             let scored = index.similar(toTrack: row, k: index.count, excluding: excluded).filter { rows.contains($0.row) && $0.score >= floor * 0.9 }
             for hit in scored.prefix(count) {
-                out.append(index.tracks[hit.row].id)
+                out.append(index.id(ofRow: hit.row))
                 excluded.insert(hit.row)
             }
         }
         for hit in nearest where out.count < count && !excluded.contains(hit.row) {
-            out.append(index.tracks[hit.row].id)
+            out.append(index.id(ofRow: hit.row))
         }
         return out
     }

@@ -50,7 +50,7 @@ extension Recommender {
         let n = RankerModel.signals.count
         let k = scored.order[chosen]
         let top = (row: rows[k], signals: scored.signals[(k * n)..<(k * n + n)])
-        let id = index.tracks[top.row].id
+        let id = index.id(ofRow: top.row)
         let number = state.bins[binIndex].number
         let source: String
         if state.bins[binIndex].songIndex(id) != nil {
@@ -63,7 +63,7 @@ extension Recommender {
         }
         let signals = Self.topSignals(top.signals, weights: ranker.weights, names: RankerModel.signals, count: 3)
         return TrackChoice(
-            ranked: scored.order.prefix(count).map { index.tracks[rows[$0]].id }, pick: id, source: source, signals: signals)
+            ranked: scored.order.prefix(count).map { index.id(ofRow: rows[$0]) }, pick: id, source: source, signals: signals)
     }
 
     /// The context's attributes (``ContextAttributes``) when there is a community to count them in, else none.

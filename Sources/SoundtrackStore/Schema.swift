@@ -417,6 +417,26 @@ enum Schema {
             try db.execute(
                 sql: "ALTER TABLE user_settings ADD COLUMN calendar_titles INTEGER NOT NULL DEFAULT 1 CHECK (calendar_titles IN (0, 1))")
         }
+        m.registerMigration("v17") { db in
+            // The catalog's similarity index in its stored form (CatalogIndex.storedForm, issue 40):
+            // a process reads it instead of building the index from every song. The store writes it
+            // with every catalog change; any other change of `songs` deletes it (these triggers), so
+            // a stored index is always the index of the songs as they are.
+            try db.execute(sql: """
+                CREATE TABLE catalog_index (
+                    id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+                    format INTEGER NOT NULL,
+                    data BLOB NOT NULL
+                );
+                CREATE TRIGGER songs_insert_drops_index AFTER INSERT ON songs WHEN EXISTS (SELECT 1 FROM catalog_index)
+                BEGIN DELETE FROM catalog_index; END;
+                CREATE TRIGGER songs_update_drops_index AFTER UPDATE ON songs WHEN EXISTS (SELECT 1 FROM catalog_index)
+                BEGIN DELETE FROM catalog_index; END;
+                CREATE TRIGGER songs_delete_drops_index AFTER DELETE ON songs WHEN EXISTS (SELECT 1 FROM catalog_index)
+                BEGIN DELETE FROM catalog_index; END;
+                """)
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM songs)") == true { try Store.storeCatalogIndex(db) }
+        }
         return m
     }
 

@@ -8,16 +8,26 @@ extension Store {
     /// - Returns: how many rows were written.
     @discardableResult
     public func upsertTracks(_ tracks: [Track]) throws -> Int {
-        defer { catalogIndex.clear() }
-        return try database.write { db in try Self.upsertTracks(db, tracks) }
+        try writeCatalog { db in try Self.upsertTracks(db, tracks) }
+    }
+
+    /// Runs a catalog write and stores the catalog's new index in the same transaction
+    /// (``storeCatalogIndex(_:)``), which this process then keeps.
+    func writeCatalog<R>(_ write: (Database) throws -> R) throws -> R {
+        catalogIndex.clear()
+        let (result, index) = try database.write { db in
+            let result = try write(db)
+            return (result, try Self.storeCatalogIndex(db))
+        }
+        catalogIndex.set(index)
+        return result
     }
 
     /// Adds the tracks whose ids are not in the catalog yet; existing tracks are left as they are.
     /// - Returns: how many were added.
     @discardableResult
     public func insertMissingTracks(_ tracks: [Track]) throws -> Int {
-        defer { catalogIndex.clear() }
-        return try database.write { db in
+        try writeCatalog { db in
             var added = 0
             for t in tracks where try Bool.fetchOne(db, sql: "SELECT 1 FROM songs WHERE id = ?", arguments: [t.id]) != true {
                 _ = try Self.upsertTracks(db, [t])
@@ -41,19 +51,21 @@ extension Store {
         try importCatalog(batchSize: batchSize) { try CatalogReader().read(data: data, format: format, onTrack: $0) }
     }
 
-    /// The import loop: `read` hands every accepted track to its argument.
+    /// The import loop: `read` hands every accepted track to its argument. The catalog's index is
+    /// stored once, with the last batch (each batch's transaction would build it again).
     private func importCatalog(batchSize: Int, read: ((Track) throws -> Void) throws -> CatalogReadReport) throws -> CatalogReadReport {
-        try withLargeCache {
+        catalogIndex.clear()
+        return try withLargeCache {
             var batch: [Track] = []
             batch.reserveCapacity(batchSize)
             let report = try read { track in
                 batch.append(track)
                 if batch.count == batchSize {
-                    try upsertTracks(batch)
+                    try database.write { db in _ = try Self.upsertTracks(db, batch) }
                     batch.removeAll(keepingCapacity: true)
                 }
             }
-            if !batch.isEmpty { try upsertTracks(batch) }
+            try writeCatalog { db in _ = try Self.upsertTracks(db, batch) }
             return report
         }
     }

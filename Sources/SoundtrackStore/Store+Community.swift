@@ -30,7 +30,7 @@ extension Store {
     ///   the writer lock, or any process for a rebuild, so that it happens once).
     /// - Throws: ``StoreError`` for a stored value that does not read; database errors.
     public func loadCommunity(write: Bool) throws -> LoadedCommunity {
-        let index = try catalogIndex.get { CatalogIndex(tracks: try database.read { try Self.indexTracks($0) }) }
+        let index = try catalogIndex.get { try database.read { try Self.loadCatalogIndex($0) } }
         var storedSeq: Int64?
         var loaded = try database.read { db -> LoadedCommunity in
             guard let header = try Self.communityHeader(db), let path else {
@@ -186,7 +186,7 @@ extension Store {
     /// The model rebuilt from the whole feedback log (``count(_:into:after:index:)`` from the
     /// start), without reading or writing the stored one: what tests compare a stored model with.
     public func rebuildCommunity() throws -> Community {
-        let index = try catalogIndex.get { CatalogIndex(tracks: try database.read { try Self.indexTracks($0) }) }
+        let index = try catalogIndex.get { try database.read { try Self.loadCatalogIndex($0) } }
         return try database.read { db in
             var model = Community()
             _ = try Self.count(db, into: &model, after: 0, index: index)

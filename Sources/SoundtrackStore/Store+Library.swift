@@ -35,8 +35,7 @@ extension Store {
     /// - Throws: ``RuleError/unknownUser(_:)`` for an unknown user; a database error for an entry whose track is neither in `tracks` nor in the catalog.
     @discardableResult
     public func importLibrary(user: String, service: String = "spotify", tracks: [Track], entries: [LibraryEntry], at: Date) throws -> (tracks: Int, entries: Int) {
-        defer { catalogIndex.clear() }
-        return try database.write { db in
+        try writeCatalog { db in
             guard try Self.userExists(db, user) else { throw RuleError.unknownUser(user) }
             let n = try Self.upsertTracksKeepingFeatures(db, tracks)
             try db.execute(sql: "DELETE FROM library_tracks WHERE user_id = ? AND service = ?", arguments: [user, service])
@@ -72,8 +71,7 @@ extension Store {
     /// kept where the new row lacks them.
     @discardableResult
     public func upsertTracksKeepingFeatures(_ tracks: [Track]) throws -> Int {
-        defer { catalogIndex.clear() }
-        return try database.write { db in try Self.upsertTracksKeepingFeatures(db, tracks) }
+        try writeCatalog { db in try Self.upsertTracksKeepingFeatures(db, tracks) }
     }
 
     static func upsertTracksKeepingFeatures(_ db: Database, _ tracks: [Track]) throws -> Int {

@@ -87,7 +87,7 @@ final class CatalogReads: CatalogSource, @unchecked Sendable {
     }
 
     func index() -> CatalogIndex {
-        do { return try indexCache.get { CatalogIndex(tracks: try Store.indexTracks(db)) } } catch {
+        do { return try indexCache.get { try Store.loadCatalogIndex(db) } } catch {
             if failure == nil { failure = error }
             return CatalogIndex(tracks: [])
         }
@@ -113,4 +113,7 @@ final class IndexCache: Sendable {
 
     /// Forgets the index (the catalog changed).
     func clear() { value.withLock { $0 = nil } }
+
+    /// Keeps `index` as the catalog's index (the catalog changed and this is its new index).
+    func set(_ index: CatalogIndex) { value.withLock { $0 = index } }
 }
