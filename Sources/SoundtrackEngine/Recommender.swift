@@ -300,6 +300,18 @@ public struct Recommender: Sendable {
         let h = StableHash.mix(seed ^ StableHash.fnv1a(user) ^ StableHash.mix(UInt64(bitPattern: counter) &+ 0x5157))
         return StableHash.hex(h, prefix: "p-")
     }
+
+    /// The id of a pick that learns nothing (`--read-only`, `?learn=false`, `batch --read-only`):
+    /// derived from the seed, the user, the pick counter and the snapshot's instant, with a salt no
+    /// learning pick's id has. The person's next learning pick, which takes the same counter, gets
+    /// another id, so feedback naming a read-only pick is refused as naming an unknown pick instead
+    /// of attaching to that next pick; the same read-only pick made again has the same id.
+    public static func previewPickId(seed: UInt64, user: String, counter: Int64, at: Date) -> String {
+        let instant = UInt64(bitPattern: Int64((at.timeIntervalSince1970 * 1000).rounded()))
+        let h = StableHash.mix(
+            seed ^ StableHash.fnv1a(user) ^ StableHash.mix(UInt64(bitPattern: counter) &+ 0x5245_4144) ^ StableHash.mix(instant &+ 0x7072))
+        return StableHash.hex(h, prefix: "p-")
+    }
 }
 
 extension Recommender {

@@ -120,10 +120,12 @@ public struct Rules: Sendable {
         return e
     }
 
-    /// A pick that learns nothing (`--read-only`, `?learn=false`): made from a copy of the state.
+    /// A pick that learns nothing (`--read-only`, `?learn=false`): made from a copy of the state,
+    /// with an id no learning pick takes (``Recommender/previewPickId(seed:user:counter:at:)``).
     public func previewPick(_ snapshot: Snapshot, top: Int = 1, state: UserState, settings: UserSettings = UserSettings()) -> Pick {
         var copy = state
-        var pick = engine.pick(Self.permitted(snapshot, settings: settings), state: &copy, top: top).pick
+        let id = Recommender.previewPickId(seed: engine.seed, user: state.user, counter: state.pickCounter, at: snapshot.at.date)
+        var pick = engine.pick(Self.permitted(snapshot, settings: settings), state: &copy, top: top, pickId: id).pick
         pick.locationOff = !settings.locationServices
         return pick
     }
