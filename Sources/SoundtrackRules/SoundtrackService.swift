@@ -107,12 +107,17 @@ public final class SoundtrackService: Sendable {
         }
     }
 
-    /// Onboards a user from one song and the current snapshot (see ``Rules/stageOnboarding(_:song:library:user:)``)
-    /// in one transaction, and records the pick of that song so that feedback can name it.
-    /// - Parameter library: the user's own tracks, preferred over the catalog when similar enough.
-    /// - Throws: ``RuleError`` for an unknown user or a song not in the catalog.
-    public func onboard(_ snapshot: Snapshot, song: String, library: [String] = []) throws -> Pick {
+    /// Onboards a user: a first bin from one song they want now and the snapshot
+    /// (``Rules/stageOnboarding(_:song:library:user:)``), recorded as a pick of that song.
+    /// - Parameter createUser: create the user when there is none (with default settings), in the
+    ///   same transaction as the onboarding: an onboarding that fails leaves no user behind.
+    /// - Returns: the pick, and whether the user was created.
+    /// - Throws: ``RuleError/unknownUser(_:)`` (unless `createUser`), ``RuleError/unknownTrack(_:field:)``
+    ///   (`song`), an ``InputError`` of the engine's checks; database errors. Nothing is written then.
+    public func onboard(_ snapshot: Snapshot, song: String, library: [String] = [], createUser: Bool = false) throws -> (pick: Pick, created: Bool) {
         try updateCurrentUser(snapshot.user) { user, reads in
+            let created = user == nil && createUser
+            if created { user = CachedUserState(state: engine.newUser(snapshot.user)) }
             let staged = try rules(reads).stageOnboarding(snapshot, song: song, library: library, user: &user)
             let pick = staged.pick
             logger.debug(
@@ -120,7 +125,8 @@ public final class SoundtrackService: Sendable {
                 metadata: [
                     "user": "\(pick.user)", "pick": "\(pick.pickId)", "bin": "\(pick.bin.id)", "created": "\(pick.bin.created)"
                 ])
-            return (pick, [.pick(staged.row, state: user!.state)])
+            let writes: [UserWrite] = (created ? [.addUser(snapshot.user, at: snapshot.at.date)] : []) + [.pick(staged.row, state: user!.state)]
+            return ((pick, created), writes)
         }
     }
 

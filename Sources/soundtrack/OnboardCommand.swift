@@ -36,14 +36,13 @@ struct OnboardCommand: ParsableCommand {
             libraryIds = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         let service = try store.open()
-        if try !service.store.userExists(user) {
-            try service.addUser(NewUser(id: user), at: snap.at.date)
-            stderr("created user \(user)")
-        } else if library == nil {
+        if library == nil, try service.store.userExists(user) {
             // The library imported by `import spotify-library`, when there is one.
             libraryIds = try service.store.library(user: user).map(\.trackID)
         }
-        let pick = try service.onboard(snap, song: song, library: libraryIds)
+        // A new user is created with the onboarding, in its transaction: a failed one leaves none.
+        let (pick, created) = try service.onboard(snap, song: song, library: libraryIds, createUser: true)
+        if created { stderr("created user \(user)") }
         print(pick.json().serialized())
     }
 }

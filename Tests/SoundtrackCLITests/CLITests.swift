@@ -246,7 +246,7 @@ struct CLITests {
         #expect(r.stdout.contains("imported 2 tracks"), "\(r.stdout)")
     }
 
-    @Test("onboard creates the user and a bin from one song; a bad song or user is bad input and changes nothing")
+    @Test("onboard creates the user and a bin from one song; a bad song or user is bad input and leaves no user behind")
     func onboard() async throws {
         let (_, db) = try await CLI.smallDatabase()
         let csv = try String(contentsOf: CLI.root.appendingPathComponent("datasets/catalog-small.csv"), encoding: .utf8)
@@ -255,6 +255,8 @@ struct CLITests {
         let bad = try await CLI.run(["onboard", "--db", db, "--user", "new-1", "--song", "no-such-song", "--snapshot", "-"], stdin: snap)
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("song: expected a track id of the catalog, got 'no-such-song'"), "\(bad.stderr)")
+        // A failed onboarding of a new user leaves no user behind (created in its transaction).
+        #expect(try await CLI.run(["users", "show", "new-1", "--db", db]).status == 2)
         let other = try await CLI.run(["onboard", "--db", db, "--user", "someone-else", "--song", song, "--snapshot", "-"], stdin: snap)
         #expect(other.status == 2)
         #expect(other.stderr.contains("user: expected the user of --user"), "\(other.stderr)")
