@@ -153,7 +153,14 @@ let package = Package(
             dependencies: ["SoundtrackRules", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext"]
         ),
         // Running the built executable from tests (CLI and equivalence tests), scratch directories.
-        .target(name: "SoundtrackTestSupport", path: "Tests/SoundtrackTestSupport"),
+        .target(
+            name: "SoundtrackTestSupport",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio")
+            ],
+            path: "Tests/SoundtrackTestSupport"
+        ),
         .testTarget(
             name: "SoundtrackCLITests",
             dependencies: [

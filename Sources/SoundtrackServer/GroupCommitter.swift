@@ -184,10 +184,17 @@ final class GroupCommitter: Service, Sendable {
 
     /// Queues a write. - Throws: ``APIError/unavailable`` once the committer has stopped taking writes.
     func enqueue(_ write: UserWrite, ticket: CommitTicket?) throws(APIError) {
+        try enqueue([write], ticket: ticket)
+    }
+
+    /// Queues one user's writes together, in order, `ticket` answered with the last: they are next
+    /// to each other in the queue, and the committer keeps a user's neighbouring writes in one
+    /// transaction (a new user's row and its onboarding pick).
+    func enqueue(_ writes: [UserWrite], ticket: CommitTicket?) throws(APIError) {
         let signal: Bool = try state.withLock { (s: inout State) throws(APIError) in
             guard !s.closed else { throw APIError.unavailable }
             if s.items.isEmpty { s.oldest = .now }
-            s.items.append(write, ticket)
+            for (i, write) in writes.enumerated() { s.items.append(write, i == writes.count - 1 ? ticket : nil) }
             if ticket != nil { s.urgent = true }
             let signal: Bool
             switch s.waiting {

@@ -187,6 +187,53 @@ public final class LiveRecommender: Sendable {
         return pick
     }
 
+    /// Onboards a user from one song and a snapshot (``Rules/stageOnboarding(_:song:library:user:)``),
+    /// creating the user when there is none and `createUser` is set: the user's row and the pick
+    /// are queued together and committed in one transaction, and the answer waits for it. An
+    /// onboarding the rules refuse writes nothing, so a new user is not left behind.
+    /// - Returns: the pick of the song, and whether the user was created.
+    /// - Throws: ``RuleError/unknownUser(_:)``, ``RuleError/unknownTrack(_:field:)``; the commit's error.
+    public func onboard(_ snapshot: Snapshot, song: String, createUser: Bool) async throws -> (pick: Pick, created: Bool) {
+        await committer.admit()
+        let ticket = CommitTicket()
+        let result: (pick: Pick, created: Bool) = try withUser(snapshot.user) { cached in
+            let created = cached == nil && createUser
+            if created { cached = CachedUserState(state: rules.engine.newUser(snapshot.user)) }
+            let library = created ? [] : try store.library(user: snapshot.user).map(\.trackID)
+            let staged = try rules.stageOnboarding(snapshot, song: song, library: library, user: &cached)
+            let record = staged.row.record
+            pendingPicks.withLock { $0[record.pickId] = record }
+            let writes: [UserWrite] = (created ? [.addUser(snapshot.user, at: snapshot.at.date)] : []) + [.pick(staged.row, state: cached!.takeChanges())]
+            do {
+                try committer.enqueue(writes, ticket: ticket)
+            } catch {
+                pendingPicks.withLock { _ = $0.removeValue(forKey: record.pickId) }
+                cached = nil  // the state went ahead of what will be committed: reload it
+                throw error
+            }
+            // A created user's slot is dropped after this (it was unknown when loaded): the
+            // next request loads the committed state.
+            return (staged.pick, created)
+        }
+        try await ticket.wait()
+        metrics.picks.increment()
+        return result
+    }
+
+    /// Adds tracks to the catalog (those it lacks) and ranks with the catalog as it then is.
+    /// - Returns: how many were added.
+    public func addToCatalog(_ tracks: [Track]) throws -> Int {
+        let added = try store.insertMissingTracks(tracks)
+        if added > 0 {
+            let index = IndexCatalog(CatalogIndex(tracks: try store.allTracks()))
+            rulesBox.withLock { $0 = Rules(engine: $0.engine.with(catalog: index)) }
+        }
+        return added
+    }
+
+    /// Whether the catalog holds a track.
+    public func hasTrack(_ id: String) -> Bool { rules.engine.catalog.track(id: id) != nil }
+
     // MARK: - Feedback
 
     /// Stages feedback events in order and waits until all are committed.

@@ -9,7 +9,7 @@ public enum OpenAPIDocument {
   "openapi": "3.1.0",
   "info": {
     "title": "Soundtrack HTTP API",
-    "version": "1.5.0",
+    "version": "1.6.0",
     "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings; a pick for a person whose location_services is off says \"location\": \"off\". 1.4.0: GET /v1/users/{id}/history lists a person's stored picks, newest first, with the feedback each got, a page at a time. 1.5.0: GET /v1/users/{id}/places lists the places learned from a person's coordinates; PUT /v1/users/{id}/places/{place} names one; settings gain calendar_titles."
   },
   "servers": [
@@ -804,6 +804,92 @@ public enum OpenAPIDocument {
           },
           "500": {
             "$ref": "#/components/responses/Error"
+          }
+        }
+      }
+    },
+    "/v1/users/{id}/onboard": {
+      "post": {
+        "operationId": "onboard",
+        "summary": "Start a person's bins from one song they want to hear now (their own user key, or admin)",
+        "description": "The snapshot (or, without one, a snapshot of the user at the server's time) and the song make a first bin, or join the bin that fits the context; the songs most like it fill the bin, and the answer is the pick of that song (feedback may name its pick_id). With an admin key a user that does not exist yet is created with the onboarding, in the same transaction (201): an onboarding that fails leaves no user behind. A song that is not a track id of the catalog is searched on Spotify when the service has Spotify configured, and the first hit is added to the catalog; without Spotify, or with no hit, it is a 400 naming song; a failed search is a 502 (provider_failed).",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/UserId"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/Onboarding"
+              },
+              "examples": {
+                "catalog": {
+                  "summary": "A song of the catalog, now",
+                  "value": {
+                    "song": "spotify:track:3e9HZxeyfWwjeyPAMmWSSQ"
+                  }
+                }
+              }
+            }
+          },
+          "description": "The song and the snapshot; at most --max-body-bytes, 1 MiB by default."
+        },
+        "responses": {
+          "200": {
+            "description": "The pick of the song (an existing user).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Pick"
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "The pick of the song; the user was created with it.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Pick"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Error"
+          },
+          "404": {
+            "$ref": "#/components/responses/Error"
+          },
+          "408": {
+            "$ref": "#/components/responses/Error"
+          },
+          "413": {
+            "$ref": "#/components/responses/Error"
+          },
+          "415": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error"
+          },
+          "502": {
+            "$ref": "#/components/responses/Error"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
           }
         }
       }
@@ -2430,6 +2516,25 @@ public enum OpenAPIDocument {
             "minLength": 1,
             "maxLength": 64,
             "pattern": "^[^\\u0000-\\u001f\\u007f]*\\S[^\\u0000-\\u001f\\u007f]*$"
+          }
+        }
+      },
+      "Onboarding": {
+        "type": "object",
+        "description": "An onboarding: the song, and optionally the snapshot of now (its user must be the path's).",
+        "required": [
+          "song"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "song": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "A track id of the catalog, or (with Spotify configured) what to search Spotify for."
+          },
+          "snapshot": {
+            "$ref": "#/components/schemas/Snapshot"
           }
         }
       }

@@ -98,6 +98,9 @@ public struct ServerConfiguration: Sendable {
     /// Fills the weather and calendar sections a snapshot lacks before each pick (`serve --enrich`);
     /// the pick then carries the `enriched` list. `nil`: snapshots are used as sent.
     public var enricher: SnapshotEnricher?
+    /// Searches Spotify for an onboarding's song outside the catalog (`POST /v1/users/{id}/onboard`);
+    /// `nil`: only catalog songs are accepted.
+    public var spotify: SpotifyClient?
 
     /// A configuration with the defaults.
     public init() {}

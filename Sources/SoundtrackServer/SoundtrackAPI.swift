@@ -93,7 +93,7 @@ public final class SoundtrackAPI: Sendable {
     public static let routes: [(method: HTTPRequest.Method, path: String)] = [
         (.post, "/v1/picks"), (.post, "/v1/feedback"), (.get, "/v1/users/{id}/bins"), (.post, "/v1/users"),
         (.delete, "/v1/users/{id}"), (.put, "/v1/users/{id}/email"), (.get, "/v1/users/{id}/settings"), (.patch, "/v1/users/{id}/settings"),
-        (.get, "/v1/users/{id}/history"), (.get, "/v1/users/{id}/places"), (.put, "/v1/users/{id}/places/{place}"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
+        (.get, "/v1/users/{id}/history"), (.get, "/v1/users/{id}/places"), (.post, "/v1/users/{id}/onboard"), (.put, "/v1/users/{id}/places/{place}"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
     ]
 
     /// The methods the API serves at a request path (the route templates' `{id}` match any one
@@ -153,6 +153,9 @@ public final class SoundtrackAPI: Sendable {
         router.put("/v1/users/{id}/places/{place}") { request, context in
             try await self.putPlace(
                 request, id: Self.pathID(context.parameters.require("id")), place: Self.pathID(context.parameters.require("place")))
+        }
+        router.post("/v1/users/{id}/onboard") { request, context in
+            try await self.postOnboard(request, id: Self.pathID(context.parameters.require("id")))
         }
         router.put("/v1/users/{id}/email") { request, context in
             try await self.putEmail(request, id: Self.pathID(context.parameters.require("id")))
@@ -455,7 +458,7 @@ public final class SoundtrackAPI: Sendable {
         }
     }
 
-    private func authenticate(_ request: Request) throws -> Principal {
+    func authenticate(_ request: Request) throws -> Principal {
         try authenticator.authenticate(authorization: request.headers.value(.authorization))
     }
 
@@ -463,7 +466,7 @@ public final class SoundtrackAPI: Sendable {
     /// JSON when its type is given (415 otherwise: `application/json` or a `+json` type). A body
     /// slower than ``ServerConfiguration/bodyTimeout`` is cut off by the connection's
     /// ``ConnectionGuard`` (408).
-    private func readBody(_ request: Request) async throws -> ByteBuffer {
+    func readBody(_ request: Request) async throws -> ByteBuffer {
         if let type = request.headers.value(.contentType), !Self.isJSON(mediaType: type) {
             throw APIError.unsupportedMediaType(type)
         }

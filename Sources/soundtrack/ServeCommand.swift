@@ -120,11 +120,12 @@ struct ServeCommand: AsyncParsableCommand {
         defer { lock.release() }
         let service = try store.open(durable: !noSync, community: true, writesCommunity: true)
         try service.catchUp()
+        let providers = ProviderSet(configuration: fileConfig, logger: Logger(label: "soundtrack.providers"))
         if enrich {
-            config.enricher = ProviderImports.enricher(
-                ProviderSet(configuration: fileConfig, logger: Logger(label: "soundtrack.providers")), store: service.store,
-                lookaheadHours: fileConfig.calendar.lookaheadHours)
+            config.enricher = ProviderImports.enricher(providers, store: service.store, lookaheadHours: fileConfig.calendar.lookaheadHours)
         }
+        // Onboarding searches Spotify for a song outside the catalog when Spotify is configured.
+        config.spotify = providers.spotify
         var serveLogger = Logger(label: "soundtrack.serve")
         serveLogger.logLevel = min(store.logLevel, .notice)
         let logger = serveLogger

@@ -1,4 +1,5 @@
 import Foundation
+import SoundtrackTestSupport
 import Testing
 import SoundtrackContext
 @testable import SoundtrackProviders

@@ -1,4 +1,5 @@
 import Foundation
+import SoundtrackTestSupport
 import Testing
 import SoundtrackApp
 import SoundtrackCatalog
