@@ -231,6 +231,23 @@ public final class LiveRecommender: Sendable {
         return added
     }
 
+    /// Waits until every write queued for the user so far is committed, with the user's state as
+    /// held in memory (events applied since the last checkpoint included).
+    /// - Throws: ``RuleError/unknownUser(_:)``; the commit's error.
+    public func settle(user: String) async throws {
+        let ticket = CommitTicket()
+        try withUser(user) { cached in
+            guard cached != nil else { throw RuleError.unknownUser(user) }
+            do {
+                try committer.enqueue(.state(cached!.takeChanges()), ticket: ticket)
+            } catch {
+                cached = nil  // the state went ahead of what will be committed: reload it
+                throw error
+            }
+        }
+        try await ticket.wait()
+    }
+
     /// Whether the catalog holds a track.
     public func hasTrack(_ id: String) -> Bool { rules.engine.catalog.track(id: id) != nil }
 

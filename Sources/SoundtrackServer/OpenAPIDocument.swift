@@ -9,7 +9,7 @@ public enum OpenAPIDocument {
   "openapi": "3.1.0",
   "info": {
     "title": "Soundtrack HTTP API",
-    "version": "1.6.0",
+    "version": "1.7.0",
     "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings; a pick for a person whose location_services is off says \"location\": \"off\". 1.4.0: GET /v1/users/{id}/history lists a person's stored picks, newest first, with the feedback each got, a page at a time. 1.5.0: GET /v1/users/{id}/places lists the places learned from a person's coordinates; PUT /v1/users/{id}/places/{place} names one; settings gain calendar_titles."
   },
   "servers": [
@@ -886,6 +886,51 @@ public enum OpenAPIDocument {
             "$ref": "#/components/responses/Error"
           },
           "502": {
+            "$ref": "#/components/responses/Error"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/users/{id}/export": {
+      "get": {
+        "operationId": "exportPerson",
+        "summary": "Everything stored about a person, as one document (their own user key, or admin)",
+        "description": "Profile, settings, places, bins with their songs, weights, session, picks, feedback and ratings, calendar events, library and key ids (never their secrets), table by table as stored, with the SHA-256 of the tables (docs/schemas/person.v1.schema.json). The person's queued writes are committed first. `soundtrack users import` restores the document into another database.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/UserId"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The person's export.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/PersonExport"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Error"
+          },
+          "404": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "500": {
             "$ref": "#/components/responses/Error"
           },
           "503": {
@@ -2535,6 +2580,55 @@ public enum OpenAPIDocument {
           },
           "snapshot": {
             "$ref": "#/components/schemas/Snapshot"
+          }
+        }
+      },
+      "PersonExport": {
+        "type": "object",
+        "description": "A person's export (docs/schemas/person.v1.schema.json): every row the database keeps about one person, table by table.",
+        "required": [
+          "format",
+          "version",
+          "schema",
+          "user",
+          "exported_at",
+          "tables",
+          "sha256"
+        ],
+        "properties": {
+          "format": {
+            "type": "string",
+            "enum": [
+              "soundtrack-person"
+            ]
+          },
+          "version": {
+            "type": "integer",
+            "enum": [
+              1
+            ]
+          },
+          "schema": {
+            "type": "string"
+          },
+          "user": {
+            "$ref": "#/components/schemas/Identifier"
+          },
+          "exported_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "tables": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "array",
+              "items": {
+                "type": "object"
+              }
+            }
+          },
+          "sha256": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$"
           }
         }
       }

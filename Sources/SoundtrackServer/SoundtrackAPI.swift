@@ -93,7 +93,7 @@ public final class SoundtrackAPI: Sendable {
     public static let routes: [(method: HTTPRequest.Method, path: String)] = [
         (.post, "/v1/picks"), (.post, "/v1/feedback"), (.get, "/v1/users/{id}/bins"), (.post, "/v1/users"),
         (.delete, "/v1/users/{id}"), (.put, "/v1/users/{id}/email"), (.get, "/v1/users/{id}/settings"), (.patch, "/v1/users/{id}/settings"),
-        (.get, "/v1/users/{id}/history"), (.get, "/v1/users/{id}/places"), (.post, "/v1/users/{id}/onboard"), (.put, "/v1/users/{id}/places/{place}"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
+        (.get, "/v1/users/{id}/history"), (.get, "/v1/users/{id}/places"), (.post, "/v1/users/{id}/onboard"), (.get, "/v1/users/{id}/export"), (.put, "/v1/users/{id}/places/{place}"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
     ]
 
     /// The methods the API serves at a request path (the route templates' `{id}` match any one
@@ -153,6 +153,9 @@ public final class SoundtrackAPI: Sendable {
         router.put("/v1/users/{id}/places/{place}") { request, context in
             try await self.putPlace(
                 request, id: Self.pathID(context.parameters.require("id")), place: Self.pathID(context.parameters.require("place")))
+        }
+        router.get("/v1/users/{id}/export") { request, context in
+            try await self.getExport(request, id: Self.pathID(context.parameters.require("id")))
         }
         router.post("/v1/users/{id}/onboard") { request, context in
             try await self.postOnboard(request, id: Self.pathID(context.parameters.require("id")))
@@ -365,6 +368,15 @@ public final class SoundtrackAPI: Sendable {
         let entries = try live.store.history(user: id, before: query.cursor, since: query.since, limit: query.limit)
         let next: JSONValue = entries.count == query.limit ? entries.last.map { .string(String($0.seq)) } ?? .null : .null
         return Self.json(.object([("entries", .array(entries.map(\.json))), ("next_cursor", next)]))
+    }
+
+    /// `GET /v1/users/{id}/export`: everything stored about the person (``Store/exportPerson(_:at:)``),
+    /// after the person's queued writes are committed, so that it holds what the service answered.
+    private func getExport(_ request: Request, id: String) async throws -> Response {
+        let principal = try authenticate(request)
+        try principal.authorize(user: id)
+        try await live.settle(user: id)
+        return Self.json(try live.store.exportPerson(id, at: configuration.clock.now()))
     }
 
     /// `GET /v1/users/{id}/places`: the places learned from the person's coordinates.

@@ -5,6 +5,9 @@ import SoundtrackEngine
 
 /// The database schema as append-only migrations: never edit a registered migration, add one.
 enum Schema {
+    /// The identifier of the newest migration: the schema a database of this build has.
+    static var latestMigration: String { migrator.migrations.last ?? "" }
+
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in

@@ -116,7 +116,7 @@ struct BinsCommand: ParsableCommand {
 struct UsersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users", abstract: "Add, list, show and forget users.",
-        subcommands: [Add.self, SetEmail.self, List.self, Show.self, Forget.self])
+        subcommands: [Add.self, SetEmail.self, List.self, Show.self, Export.self, Import.self, Forget.self])
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user (the email is stored only as a keyed hash: see --email-key-file).")
@@ -172,6 +172,39 @@ struct UsersCommand: ParsableCommand {
 
         func run() throws {
             print(UsersCommand.json(try store.open().user(id)).serialized())
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print everything stored about a user as one JSON document (docs/formats.md, Person export).",
+            discussion: "Profile, settings, places, bins with their songs, weights, session, picks, feedback and ratings, calendar events, library and key ids (never their secrets). `users import` restores it into another database.")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The user id.", transform: Identifier.normalized) var id: String
+
+        func run() throws {
+            print(try store.open().store.exportPerson(id, at: Date()).serialized())
+        }
+    }
+
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Restore a user from a `users export` document into this database, in one transaction.",
+            discussion: "The person then gets the same picks as in the database that exported them, given the same catalog, models and blend. A malformed or changed document, or a user already here, is refused (exit 2) and nothing is written. API keys are not restored (their secrets are not in the document).")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The document file, or - for standard input.") var input: String = "-"
+
+        func run() throws {
+            let document = try JSONParser.parse(try readInput(input))
+            let service = try store.open()
+            let (user, rows) = try service.store.importPerson(document)
+            // The person's feedback counted in the community model now, unless another process
+            // holds the database (it is then counted by the next process that loads the model).
+            if let lock = try? WriterLock(databasePath: try store.path(), holder: "users import") {
+                _ = try service.store.loadCommunity(write: true)
+                lock.release()
+            }
+            print("imported user \(user): " + rows.filter { $0.count > 0 }.map { "\($0.count) \($0.table)" }.joined(separator: ", "))
         }
     }
 
