@@ -52,6 +52,8 @@ import Testing
         return (dir, db, user, file)
     }
 
+    struct ExportHasNoTables: Error {}
+
     static func count(_ v: JSONValue?) -> Int {
         if case let .array(items)? = v { return items.count }
         return 0
@@ -73,6 +75,14 @@ import Testing
         #expect(Self.count(exported["tables"]?["feedback"]) >= 203)
         #expect(Self.count(exported["tables"]?["picks"]) == 3)
         #expect(!document.contains("\"hash\""), "no key secret's hash")
+        // Every table that keeps a person's rows is in the export.
+        let personal = try await DatabaseQueue(path: db).read { d in
+            try String.fetchAll(d, sql: "SELECT name FROM sqlite_master WHERE type = 'table'").filter { table in
+                try Row.fetchAll(d, sql: "PRAGMA table_info(\(table))").contains { ($0["name"] as String) == "user_id" }
+            }
+        }
+        guard case let .object(tables)? = exported["tables"] else { throw ExportHasNoTables() }
+        #expect(Set(tables.map(\.0)) == Set(personal + ["users"]))
 
         let target = dir.appendingPathComponent("dst.sqlite").path
         r = try await CLI.run(["users", "import", "-", "--db", target], stdin: document)
