@@ -38,7 +38,7 @@ struct BatchCommand: ParsableCommand {
     func run() throws {
         keepFreedMemory()
         let reader = try ChunkReader(input)
-        let service = try store.open(community: true)
+        let service = try store.open(community: true, existing: true)
         var options = BatchOptions()
         options.workers = workers
         if let blockBytes { options.blockBytes = max(256, blockBytes) }

@@ -29,7 +29,7 @@ struct PickCommand: AsyncParsableCommand {
         let data = try readInput(input)
         var snapshot = try Snapshot.decode(data, strict: strict)
         let config = enrich ? try store.configuration() : nil
-        let service = try store.open(community: true)
+        let service = try store.open(community: true, existing: true)
         var report: [EnrichmentEntry] = []
         if let config {
             let enricher = ProviderImports.enricher(
@@ -57,7 +57,7 @@ struct FeedbackCommand: ParsableCommand {
 
     func run() throws {
         let data = try readInput(input)
-        let service = try store.open(community: true, writesCommunity: true)
+        let service = try store.open(community: true, writesCommunity: true, existing: true)
         // The community model counts the events applied here: written when the command ends.
         defer { try? service.checkpointCommunity() }
         if let single = try? JSONParser.parse(data) {
@@ -103,7 +103,7 @@ struct BinsCommand: ParsableCommand {
     @Flag(name: .long, help: "Print JSON instead of a table.") var json = false
 
     func run() throws {
-        let service = try store.open()
+        let service = try store.open(existing: true)
         let bins = try service.bins(user: user)
         if json {
             print(BinTable.json(bins, user: user))
@@ -142,7 +142,7 @@ struct UsersCommand: ParsableCommand {
         @Option(help: "The email address; omit it to remove the user's email.") var email: String?
 
         func run() throws {
-            try store.open().store.setEmail(email, user: id)
+            try store.open(existing: true).store.setEmail(email, user: id)
             print(email == nil ? "removed the email of user \(id)" : "set the email of user \(id)")
         }
     }
@@ -153,7 +153,7 @@ struct UsersCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
-            let users = try store.open().store.users()
+            let users = try store.open(existing: true).store.users()
             if json {
                 print(JSONValue.array(users.map(UsersCommand.json)).serialized())
             } else {
@@ -171,7 +171,7 @@ struct UsersCommand: ParsableCommand {
         @Argument(help: "The user id.", transform: Identifier.normalized) var id: String
 
         func run() throws {
-            print(UsersCommand.json(try store.open().user(id)).serialized())
+            print(UsersCommand.json(try store.open(existing: true).user(id)).serialized())
         }
     }
 
@@ -183,7 +183,7 @@ struct UsersCommand: ParsableCommand {
         @Argument(help: "The user id.", transform: Identifier.normalized) var id: String
 
         func run() throws {
-            print(try store.open().store.exportPerson(id, at: Date()).serialized())
+            print(try store.open(existing: true).store.exportPerson(id, at: Date()).serialized())
         }
     }
 
@@ -214,7 +214,7 @@ struct UsersCommand: ParsableCommand {
         @Argument(help: "The user id.", transform: Identifier.normalized) var id: String
 
         func run() throws {
-            try store.open().forget(user: id)
+            try store.open(existing: true).forget(user: id)
             print("forgot user \(id)")
         }
     }

@@ -28,7 +28,7 @@ struct HistoryCommand: ParsableCommand {
     }
 
     func run() throws {
-        let entries = try store.open(loadBundledCatalog: false).store.history(user: user, before: before, since: since, limit: limit)
+        let entries = try store.open(loadBundledCatalog: false, existing: true).store.history(user: user, before: before, since: since, limit: limit)
         for e in entries { print(json ? Self.jsonLine(e) : Self.row(e)) }
     }
 

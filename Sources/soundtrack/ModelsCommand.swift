@@ -29,7 +29,7 @@ struct ModelsShowCommand: ParsableCommand {
     @Flag(help: "Print JSON instead of text.") var json = false
 
     func run() throws {
-        let service = try store.open(loadBundledCatalog: false)
+        let service = try store.open(loadBundledCatalog: false, existing: true)
         let db = service.store
         let inUse = try db.blendInUse()
         let own = try store.loadModels().ranker
@@ -68,7 +68,7 @@ struct ModelsFitCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
-        let service = try store.open(loadBundledCatalog: false)
+        let service = try store.open(loadBundledCatalog: false, existing: true)
         let outcome = try BlendRefit().run(service.store, current: service.engine.ranker, at: Date())
         print(outcome.summary)
         if let stored = outcome.stored {
@@ -90,7 +90,7 @@ struct ModelsUseCommand: ParsableCommand {
     }
 
     func run() throws {
-        let service = try store.open(loadBundledCatalog: false)
+        let service = try store.open(loadBundledCatalog: false, existing: true)
         do {
             try service.store.useBlend(version: version)
         } catch let e as StoreError {
@@ -108,7 +108,7 @@ struct ModelsHistoryCommand: ParsableCommand {
     @Flag(help: "Print JSON Lines instead of a table.") var json = false
 
     func run() throws {
-        let service = try store.open(loadBundledCatalog: false)
+        let service = try store.open(loadBundledCatalog: false, existing: true)
         let (blends, inUse) = try service.store.blendHistory()
         if json {
             for b in blends { print(BlendText.json(b, inUse: inUse).serialized()) }

@@ -11,7 +11,7 @@ import SoundtrackStore
 
 /// Options every command that opens the database shares.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: "The SQLite database (default: $SOUNDTRACK_DB, else ./soundtrack.sqlite). Created and loaded with the bundled catalog on first use.")
+    @Option(name: .long, help: "The SQLite database (default: $SOUNDTRACK_DB, else ./soundtrack.sqlite). Created and loaded with the bundled catalog on first use by the commands that add data (users add, users import, catalog import, replay, onboard, keys create, demo, serve); the others refuse one that does not exist.")
     var db: String?
 
     @Option(name: .long, help: "The engine's random seed: the same seed and inputs give the same picks.")
@@ -79,7 +79,20 @@ struct StoreOptions: ParsableArguments {
     ///   rank tracks: pick, batch, serve, bench).
     /// - Parameter writesCommunity: the command writes the community model as it goes (replay,
     ///   feedback, serve, demo), so it writes it at once when it had events after the stored one.
-    func open(durable: Bool = true, loadBundledCatalog: Bool = true, community: Bool = false, writesCommunity: Bool = false) throws -> SoundtrackService {
+    /// - Parameter existing: the command reads or changes what a database holds (a user, their
+    ///   picks): a database that does not exist is refused (``InputError``, exit 2), instead of a new
+    ///   one made and then found empty (a typo in `--db`).
+    func open(
+        durable: Bool = true, loadBundledCatalog: Bool = true, community: Bool = false, writesCommunity: Bool = false, existing: Bool = false
+    ) throws -> SoundtrackService {
+        if existing {
+            let path = try path()
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw InputError(
+                    path: "db", expected: "an existing database (a new one is made by `soundtrack users add`, `catalog import`, `replay --create-users` or `users import`)",
+                    got: "'\(path)', which does not exist")
+            }
+        }
         var m = try loadModels()
         if let explore { m.config.exploration = explore }
         let candidates = bundledCatalogCandidates()

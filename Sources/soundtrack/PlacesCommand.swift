@@ -22,7 +22,7 @@ struct PlacesCommand: ParsableCommand {
         @Flag(help: "Print JSON lines instead of a table.") var json = false
 
         func run() throws {
-            for place in try store.open(loadBundledCatalog: false).places(user: user) {
+            for place in try store.open(loadBundledCatalog: false, existing: true).places(user: user) {
                 print(json ? place.json.serialized() : PlacesCommand.row(place))
             }
         }
@@ -48,7 +48,7 @@ struct PlacesCommand: ParsableCommand {
             // Not beside a service, replay or batch, which hold the person's state in memory.
             let lock = try WriterLock(databasePath: try store.path(), holder: "places name")
             defer { lock.release() }
-            let service = try store.open(loadBundledCatalog: false)
+            let service = try store.open(loadBundledCatalog: false, existing: true)
             try service.catchUp()
             let named = try service.namePlace(user: user, place: place, name: try LearnedPlace.validName(name))
             print(json ? named.json.serialized() : PlacesCommand.row(named))

@@ -20,7 +20,7 @@ struct SettingsCommand: ParsableCommand {
         @Flag(help: "Print JSON instead of a table.") var json = false
 
         func run() throws {
-            let settings = try store.open(loadBundledCatalog: false).store.settings(user: user)
+            let settings = try store.open(loadBundledCatalog: false, existing: true).store.settings(user: user)
             print(SettingsCommand.render(settings, json: json))
         }
     }
@@ -39,7 +39,7 @@ struct SettingsCommand: ParsableCommand {
             // it came with.
             let lock = try WriterLock(databasePath: try store.path(), holder: "settings set")
             defer { lock.release() }
-            let service = try store.open(loadBundledCatalog: false)
+            let service = try store.open(loadBundledCatalog: false, existing: true)
             try service.catchUp()
             let settings = try service.store.updateSettings(user: user) { s in try s.set(key, from: value) }
             print(SettingsCommand.render(settings, json: json))
