@@ -37,7 +37,7 @@ struct EquivalenceTests {
         let cliDB = try fixture.copy("cli")
         let cli = try await CLI.run(["feedback", "--db", cliDB, file.path])
         #expect(cli.status == 2, "\(cli.stderr)")
-        let cliVerdicts = try Verdicts.fromCLI(cli, lines: log.lines.count)
+        let (cliVerdicts, cliRules) = try Verdicts.fromCLIWithRules(cli, lines: log.lines.count)
 
         // soundtrack replay, in blocks of a few events (repeats across blocks) and in one block
         // (repeats within a block).
@@ -53,11 +53,16 @@ struct EquivalenceTests {
                 r.stderr.contains("\(log.lines.count) records: \(count(.applied)) applied, \(count(.duplicate)) duplicates skipped, \(rejected) rejected"),
                 "\(r.stderr)")
             replays.append((db, try Verdicts.fromReplay(errorReport: errors, database: db, log: log)))
+            // The same rule, not only the same field (unknownPick, pickOfAnotherUser and
+            // pickBinGone all name pick_id): the message each rule writes.
+            #expect(try Verdicts.rulesFromReplay(errorReport: errors) == cliRules, "\(name)")
         }
 
         // POST /v1/feedback, one event a request, in log order.
         let serverDB = try fixture.copy("server")
-        let serverVerdicts = try await Verdicts.fromServer(database: serverDB, log: log, key: fixture.adminKey)
+        let (serverVerdicts, serverRules) = try await Verdicts.fromServerWithRules(database: serverDB, log: log, key: fixture.adminKey)
+        #expect(serverRules == cliRules, "server")
+        #expect(Set(cliRules.values).count >= 6, "the log breaks several rules: \(cliRules)")
 
         #expect(cliVerdicts == log.expected, "CLI")
         #expect(serverVerdicts == log.expected, "server")
@@ -309,34 +314,31 @@ struct EventLog {
 enum Verdicts {
     /// `soundtrack feedback`: a JSON line per applied or duplicate event on standard output, in
     /// order, and `error: line N: FIELD: …` on standard error for each rejected one.
-    static func fromCLI(_ r: CLI.Result, lines: Int) throws -> [Verdict] {
-        var rejected: [Int: String] = [:]
+    /// Also the rule each rejection names: its message after the field, by line.
+    static func fromCLIWithRules(_ r: CLI.Result, lines: Int) throws -> (verdicts: [Verdict], rules: [Int: String]) {
+        var rejected: [Int: String] = [:], rules: [Int: String] = [:]
         for line in r.stderr.split(separator: "\n") where line.hasPrefix("error: line ") {
             let rest = line.dropFirst("error: line ".count)
             let parts = rest.split(separator: ":", maxSplits: 2)
             rejected[Int(parts[0])!] = parts[1].trimmingCharacters(in: .whitespaces)
+            rules[Int(parts[0])!] = parts.count > 2 ? parts[2].trimmingCharacters(in: .whitespaces) : ""
         }
         var outputs = r.stdout.split(separator: "\n").map { try? JSONParser.parse(String($0)) }.makeIterator()
-        return (1...lines).map { line in
+        let verdicts = (1...lines).map { line -> Verdict in
             if let field = rejected[line] { return .rejected(field: field) }
             guard case let .object(pairs)?? = outputs.next(), let status = pairs.first(where: { $0.0 == "status" })?.1 else {
                 return .rejected(field: "?")
             }
             return status == .string("duplicate") ? .duplicate : .applied
         }
+        return (verdicts, rules)
     }
 
     /// `soundtrack replay`: rejected lines from the error report; of the others, the first line
     /// whose id, user and time the event's row holds applied it, the others are duplicates.
     static func fromReplay(errorReport: URL, database: String, log: EventLog) throws -> [Verdict] {
         var rejected: [Int: String] = [:]
-        for line in try String(contentsOf: errorReport, encoding: .utf8).split(separator: "\n") {
-            let o = try JSONParser.parse(String(line))
-            guard case let .object(pairs) = o, case let .number(n)? = pairs.first(where: { $0.0 == "line" })?.1,
-                case let .string(field)? = pairs.first(where: { $0.0 == "field" })?.1
-            else { continue }
-            rejected[Int(n)] = field
-        }
+        for (line, entry) in try reportEntries(errorReport) { rejected[line] = entry.field }
         let queue = try DatabaseQueue(path: database)
         let rows = try queue.read { db in
             try Row.fetchAll(db, sql: "SELECT id, user_id, at FROM feedback").reduce(into: [String: (String, Double)]()) {
@@ -354,9 +356,29 @@ enum Verdicts {
         }
     }
 
+    /// The rule each line of replay's error report names: its message, by line.
+    static func rulesFromReplay(errorReport: URL) throws -> [Int: String] {
+        try reportEntries(errorReport).mapValues(\.message)
+    }
+
+    /// The error report's entries (`line`, `field`, `message`) by line.
+    static func reportEntries(_ errorReport: URL) throws -> [Int: (field: String, message: String)] {
+        var out: [Int: (field: String, message: String)] = [:]
+        for line in try String(contentsOf: errorReport, encoding: .utf8).split(separator: "\n") {
+            let o = try JSONParser.parse(String(line))
+            guard case let .object(pairs) = o, case let .number(n)? = pairs.first(where: { $0.0 == "line" })?.1,
+                case let .string(field)? = pairs.first(where: { $0.0 == "field" })?.1,
+                case let .string(message)? = pairs.first(where: { $0.0 == "message" })?.1
+            else { continue }
+            out[Int(n)] = (field, message)
+        }
+        return out
+    }
+
     /// `POST /v1/feedback`, one event a request: 200 with `status` applied or duplicate, else an
     /// error naming the field.
-    static func fromServer(database: String, log: EventLog, key: String) async throws -> [Verdict] {
+    /// Also the rule each rejection names: its message after the field, by line.
+    static func fromServerWithRules(database: String, log: EventLog, key: String) async throws -> (verdicts: [Verdict], rules: [Int: String]) {
         let models = try Models.bundled()
         let store = try Store(path: database, durable: false)
         let service = SoundtrackService(
@@ -368,7 +390,8 @@ enum Verdicts {
         let lines = log.lines
         return try await api.buildApplication().test(.router) { client in
             var verdicts: [Verdict] = []
-            for line in lines {
+            var rules: [Int: String] = [:]
+            for (i, line) in lines.enumerated() {
                 let r = try await client.execute(
                     uri: "/v1/feedback", method: .post,
                     headers: [.contentType: "application/json", .authorization: "Bearer \(key)"], body: ByteBuffer(string: line))
@@ -381,6 +404,9 @@ enum Verdicts {
                         continue
                     }
                     verdicts.append(.rejected(field: field))
+                    if case let .string(message)? = e.first(where: { $0.0 == "message" })?.1 {
+                        rules[i + 1] = message.hasPrefix(field + ": ") ? String(message.dropFirst(field.count + 2)) : message
+                    }
                     continue
                 }
                 guard case let .object(o) = body, let status = o.first(where: { $0.0 == "status" })?.1 else {
@@ -389,7 +415,7 @@ enum Verdicts {
                 }
                 verdicts.append(status == .string("duplicate") ? .duplicate : .applied)
             }
-            return verdicts
+            return (verdicts, rules)
         }
     }
 }

@@ -205,7 +205,7 @@ struct RulesTests {
         }
     }
 
-    @Test("Each front-end reads a rule error by its case: the field and message come from the error")
+    @Test("A rule error carries its field and message, and an InputError made of it says the same")
     func errorText() {
         let e = RuleError.eventIdTaken("e-7")
         #expect(e.field == "id")
