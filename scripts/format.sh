@@ -6,11 +6,7 @@
 #   scripts/format.sh FILE…      only those files
 #
 # Files: every tracked *.swift, except the generated ones (Sources/SoundtrackServer/OpenAPIDocument.swift,
-# Sources/SoundtrackCatalog/BundledModels.swift: their generators write them) and those listed in
-# scripts/format-pending.txt. That list holds the files not formatted yet: the formatter was adopted while
-# other work was under way in them, and reformatting them all at once would have turned every concurrent
-# change into a merge conflict. Format a file of the list when you change it anyway, and take it off the
-# list (`scripts/format.sh FILE`, then delete its line); the list is meant to empty.
+# Sources/SoundtrackCatalog/BundledModels.swift: their generators write them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 check=0
@@ -22,8 +18,7 @@ if (( $# > 0 )); then
   files=("$@")
 else
   mapfile -t files < <(git ls-files '*.swift' \
-    | grep -v -x -e Sources/SoundtrackServer/OpenAPIDocument.swift -e Sources/SoundtrackCatalog/BundledModels.swift \
-    | grep -v -x -F -f <(grep -v '^#' scripts/format-pending.txt | sed '/^$/d'))
+    | grep -v -x -e Sources/SoundtrackServer/OpenAPIDocument.swift -e Sources/SoundtrackCatalog/BundledModels.swift)
 fi
 (( ${#files[@]} > 0 )) || exit 0
 

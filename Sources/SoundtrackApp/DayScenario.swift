@@ -50,7 +50,9 @@ public enum DayScenario {
                     location: Location(lat: 52.5163, lon: 13.3777, accuracyM: 15, speedMps: 0, place: "home"),
                     weather: weather(at, temp: 3.5, condition: .clear, clouds: 10),
                     calendar: CalendarInfo(events: [
-                        CalendarEvent(title: "Study group – algorithms", start: time(day: 0, minute: 9 * 60 + 30).shifted(toDayOf: at), end: time(day: 0, minute: 11 * 60).shifted(toDayOf: at)),
+                        CalendarEvent(
+                            title: "Study group – algorithms", start: time(day: 0, minute: 9 * 60 + 30).shifted(toDayOf: at),
+                            end: time(day: 0, minute: 11 * 60).shifted(toDayOf: at))
                     ]),
                     motion: Motion(activity: .stationary, stepsPerMin: 0, stepsToday: 120, heartRateBpm: 62),
                     audio: AudioState(route: .speaker, volume: 0.4))
@@ -77,7 +79,7 @@ public enum DayScenario {
                     location: Location(lat: 52.5186, lon: 13.3932, accuracyM: 20, speedMps: 0, place: "library"),
                     weather: weather(at, temp: 5.0, condition: .clouds, clouds: 75),
                     calendar: CalendarInfo(events: [
-                        CalendarEvent(title: "Study group – algorithms", start: at.adding(minutes: -10), end: at.adding(minutes: 80)),
+                        CalendarEvent(title: "Study group – algorithms", start: at.adding(minutes: -10), end: at.adding(minutes: 80))
                     ]),
                     bluetooth: Bluetooth(devices: [BluetoothDevice(name: "WH-1000XM4", kind: .headphones)]),
                     motion: Motion(activity: .stationary, stepsPerMin: 0, stepsToday: 2150, heartRateBpm: 64),
@@ -96,7 +98,7 @@ public enum DayScenario {
                     location: Location(lat: 52.5030, lon: 13.4110, accuracyM: 10, speedMps: 2.9, place: "gym"),
                     weather: weather(at, temp: 7.0, condition: .clear, clouds: 20),
                     calendar: CalendarInfo(events: [
-                        CalendarEvent(title: "Leg day", start: at.adding(minutes: -5), end: at.adding(minutes: 55)),
+                        CalendarEvent(title: "Leg day", start: at.adding(minutes: -5), end: at.adding(minutes: 55))
                     ]),
                     bluetooth: Bluetooth(devices: [BluetoothDevice(name: "Galaxy Buds", kind: .headphones), BluetoothDevice(name: "Forerunner", kind: .watch)]),
                     motion: Motion(activity: .running, stepsPerMin: 165, stepsToday: 9800, heartRateBpm: 152),
@@ -116,7 +118,7 @@ public enum DayScenario {
                     audio: AudioState(route: .bluetooth, volume: 0.3),
                     tags: ["mood": "relaxed"])
             },
-            likes: { t in feature(t, \.energy) <= 0.5 && feature(t, \.acousticness) >= 0.25 }),
+            likes: { t in feature(t, \.energy) <= 0.5 && feature(t, \.acousticness) >= 0.25 })
     ]
 }
 

@@ -90,7 +90,9 @@ public struct DemoRunner: Sendable {
                         lastBin = ""
                     }
                     let profile = track.map(Self.audioSummary) ?? ""
-                    lines.append("         ♪ \(pick.track.title) — \(pick.track.artist)\(pick.source == "catalog" ? " [similar catalog track]" : "")  \(profile)  \(likes ? "✓" : "✗") \(note)")
+                    lines.append(
+                        "         ♪ \(pick.track.title) — \(pick.track.artist)\(pick.source == "catalog" ? " [similar catalog track]" : "")  \(profile)  \(likes ? "✓" : "✗") \(note)"
+                    )
                     at = at.adding(minutes: 4)
                 }
             }

@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Latency figures of one benchmark run.
 public struct LatencyStats: Sendable {

@@ -26,7 +26,8 @@ public struct SyntheticCatalog: Sendable {
     }
 
     /// The CSV header of docs/formats.md.
-    public static let header = "track_id,title,artist,album,year,genres,duration_ms,popularity,tempo,energy,valence,danceability,acousticness,instrumentalness,speechiness,loudness\n"
+    public static let header =
+        "track_id,title,artist,album,year,genres,duration_ms,popularity,tempo,energy,valence,danceability,acousticness,instrumentalness,speechiness,loudness\n"
 
     /// Writes the header and `rows` data rows in chunks of about 1 MiB to `sink`.
     public func write(rows: Int, to sink: (Data) throws -> Void) rethrows {
@@ -51,7 +52,8 @@ public struct SyntheticCatalog: Sendable {
                 line += ",,,,,,,,\n"
             } else {
                 func f(_ x: Double) -> String { Self.fixed4(x) }
-                line += ",\(f(60 + rng.unit() * 140)),\(f(rng.unit())),\(f(rng.unit())),\(f(rng.unit())),\(f(rng.unit())),\(f(rng.unit() * rng.unit())),\(f(rng.unit() * 0.5)),\(f(-30 + rng.unit() * 30))\n"
+                line +=
+                    ",\(f(60 + rng.unit() * 140)),\(f(rng.unit())),\(f(rng.unit())),\(f(rng.unit())),\(f(rng.unit())),\(f(rng.unit() * rng.unit())),\(f(rng.unit() * 0.5)),\(f(-30 + rng.unit() * 30))\n"
             }
             buf.append(contentsOf: line.utf8)
             if buf.count >= 1 << 20 {

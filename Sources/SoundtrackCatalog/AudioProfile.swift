@@ -15,7 +15,7 @@ public struct AudioProfile: Sendable, Equatable, Codable {
     public static let dimension = 8
     /// Dimension names, in index order (also the JSON keys).
     public static let names = [
-        "tempo", "energy", "valence", "danceability", "acousticness", "instrumentalness", "speechiness", "loudness",
+        "tempo", "energy", "valence", "danceability", "acousticness", "instrumentalness", "speechiness", "loudness"
     ]
     /// The tempo that maps to 1.
     public static let maxTempo: Double = 200
@@ -77,21 +77,45 @@ public struct AudioProfile: Sendable, Equatable, Codable {
     public var presentCount: Int { Int(mask.sum()) }
 
     /// Tempo / 200 BPM, clamped to 0…1.
-    public var tempo: Float? { get { self[0] } set { self[0] = newValue } }
+    public var tempo: Float? {
+        get { self[0] }
+        set { self[0] = newValue }
+    }
     /// Energy, 0…1.
-    public var energy: Float? { get { self[1] } set { self[1] = newValue } }
+    public var energy: Float? {
+        get { self[1] }
+        set { self[1] = newValue }
+    }
     /// Valence, 0…1.
-    public var valence: Float? { get { self[2] } set { self[2] = newValue } }
+    public var valence: Float? {
+        get { self[2] }
+        set { self[2] = newValue }
+    }
     /// Danceability, 0…1.
-    public var danceability: Float? { get { self[3] } set { self[3] = newValue } }
+    public var danceability: Float? {
+        get { self[3] }
+        set { self[3] = newValue }
+    }
     /// Acousticness, 0…1.
-    public var acousticness: Float? { get { self[4] } set { self[4] = newValue } }
+    public var acousticness: Float? {
+        get { self[4] }
+        set { self[4] = newValue }
+    }
     /// Instrumentalness, 0…1.
-    public var instrumentalness: Float? { get { self[5] } set { self[5] = newValue } }
+    public var instrumentalness: Float? {
+        get { self[5] }
+        set { self[5] = newValue }
+    }
     /// Speechiness, 0…1.
-    public var speechiness: Float? { get { self[6] } set { self[6] = newValue } }
+    public var speechiness: Float? {
+        get { self[6] }
+        set { self[6] = newValue }
+    }
     /// (Loudness + 60 dB) / 60 dB, clamped to 0…1.
-    public var loudness: Float? { get { self[7] } set { self[7] = newValue } }
+    public var loudness: Float? {
+        get { self[7] }
+        set { self[7] = newValue }
+    }
 
     /// The profile back in raw units (tempo in BPM, loudness in dB); clamped values stay clamped.
     public var features: AudioFeatures {

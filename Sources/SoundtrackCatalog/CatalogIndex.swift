@@ -220,8 +220,9 @@ public final class CatalogIndex: Sendable {
         var ex = excluding
         ex.insert(row)
         let genres = Array(genreNumbers(ofRow: row))
-        return search(profiles[row], genreIDs: genres, querySize: genres.count, k: k,
-                      excluding: ex, popularityWeight: 0)
+        return search(
+            profiles[row], genreIDs: genres, querySize: genres.count, k: k,
+            excluding: ex, popularityWeight: 0)
     }
 
     /// The `k` tracks most similar to a profile and a set of genres, best first.
@@ -237,8 +238,9 @@ public final class CatalogIndex: Sendable {
         popularityWeight: Float = 0
     ) -> [(row: Int, score: Float)] {
         let query = genreQuery(genres)
-        return search(profile, genreIDs: query.ids, querySize: query.size, k: k, excluding: excluding,
-                      popularityWeight: popularityWeight)
+        return search(
+            profile, genreIDs: query.ids, querySize: query.size, k: k, excluding: excluding,
+            popularityWeight: popularityWeight)
     }
 
     /// The catalog's ids of `genres` (normalised, each once; unknown genres have none) and how many

@@ -230,9 +230,10 @@ extension CatalogReader {
             if checkDuplicates {
                 let h = StableHash.fnv1a(track.id)
                 if let first = seen[h] {
-                    reject(InputError(
-                        path: CatalogField.trackID.column, expected: "an id not used before (first on line \(first))",
-                        got: CatalogField.quote(track.id), line: line))
+                    reject(
+                        InputError(
+                            path: CatalogField.trackID.column, expected: "an id not used before (first on line \(first))",
+                            got: CatalogField.quote(track.id), line: line))
                     return
                 }
                 seen[h] = line

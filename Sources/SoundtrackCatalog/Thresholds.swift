@@ -57,7 +57,8 @@ public struct Thresholds: Sendable, Equatable, Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case createBinBelow = "create_bin_below", distanceScale = "distance_scale", presenceThreshold = "presence_threshold"
         case stickiness, stickinessMinutes = "stickiness_minutes", recency, recencyHours = "recency_hours"
-        case serveRate = "serve_rate", binCap = "bin_cap", mergeBelowDistance = "merge_below_distance", binCapGrowth = "bin_cap_growth", mergeTransitionWeight = "merge_transition_weight"
+        case serveRate = "serve_rate", binCap = "bin_cap", mergeBelowDistance = "merge_below_distance", binCapGrowth = "bin_cap_growth", mergeTransitionWeight =
+            "merge_transition_weight"
         case mergeTimeWeightPerDay = "merge_time_weight_per_day", foldMaxObservations = "fold_max_observations"
         case foldAfterDays = "fold_after_days", separationExponent = "separation_exponent"
         case repeatWindow = "repeat_window"

@@ -36,87 +36,111 @@ public enum CalendarClassifier {
         (.study, ["office hours", "study group*", "study session*", "lab report*"]),
         (.work, ["dry run", "sales training", "compliance training", "team building", "code review*"]),
         (.rest, ["bank holiday", "public holiday", "day off", "rest day", "power nap", "me time", "lunch break"]),
-        (.social, [
-            "class reunion", "family reunion", "comedy*", "wedding*", "mom", "mum", "dad", "mama", "papa", "parents",
-            "grandma", "grandpa", "oma", "opa", "mutter", "vater", "eltern", "maman", "mamie", "papi", "abuela", "abuelo",
-            "nonna", "nonno", "avo", "avos", "date night", "date with", "board game*", "holiday party",
-        ]),
-        (.other, [
-            "dentist*", "doctor*", "dr", "arzt*", "*arzt", "medecin", "dentiste", "medico", "dentista", "physio*",
-            "haircut", "friseur", "coiffeur", "peluqueria", "parrucchiere", "cabeleireiro", "vet", "errands",
-            "checkup", "check up", "therapy", "therapist", "pharmacy", "apotheke", "church", "kirche", "gottesdienst",
-        ]),
+        (
+            .social,
+            [
+                "class reunion", "family reunion", "comedy*", "wedding*", "mom", "mum", "dad", "mama", "papa", "parents",
+                "grandma", "grandpa", "oma", "opa", "mutter", "vater", "eltern", "maman", "mamie", "papi", "abuela", "abuelo",
+                "nonna", "nonno", "avo", "avos", "date night", "date with", "board game*", "holiday party"
+            ]
+        ),
+        (
+            .other,
+            [
+                "dentist*", "doctor*", "dr", "arzt*", "*arzt", "medecin", "dentiste", "medico", "dentista", "physio*",
+                "haircut", "friseur", "coiffeur", "peluqueria", "parrucchiere", "cabeleireiro", "vet", "errands",
+                "checkup", "check up", "therapy", "therapist", "pharmacy", "apotheke", "church", "kirche", "gottesdienst"
+            ]
+        ),
         // 2. Travel.
-        (.travel, [
-            "flight*", "fly", "flying", "flug", "*flug", "vol", "vuelo", "volo", "voo", "train", "trains", "zug", "*zug",
-            "zugfahrt", "bahnfahrt", "tgv", "tren", "treno", "comboio", "trip", "*trip", "travel*", "reise", "*reise",
-            "reisen", "voyage", "viaje", "viaggio", "viagem", "airport", "flughafen", "aeroport", "aeropuerto", "aeroporto",
-            "boarding", "layover", "hotel", "airbnb", "ferry", "fahre", "commute", "pendeln", "drive to", "bus to", "taxi",
-            "uber", "departure", "abflug", "abfahrt", "arrival", "ankunft", "vacation*", "vacances", "urlaub", "vacaciones",
-            "vacanze", "ferias", "holiday", "holidays", "road trip", "gare", "bahnhof", "estacion",
-            "stazione", "estacao",
-        ]),
+        (
+            .travel,
+            [
+                "flight*", "fly", "flying", "flug", "*flug", "vol", "vuelo", "volo", "voo", "train", "trains", "zug", "*zug",
+                "zugfahrt", "bahnfahrt", "tgv", "tren", "treno", "comboio", "trip", "*trip", "travel*", "reise", "*reise",
+                "reisen", "voyage", "viaje", "viaggio", "viagem", "airport", "flughafen", "aeroport", "aeropuerto", "aeroporto",
+                "boarding", "layover", "hotel", "airbnb", "ferry", "fahre", "commute", "pendeln", "drive to", "bus to", "taxi",
+                "uber", "departure", "abflug", "abfahrt", "arrival", "ankunft", "vacation*", "vacances", "urlaub", "vacaciones",
+                "vacanze", "ferias", "holiday", "holidays", "road trip", "gare", "bahnhof", "estacion",
+                "stazione", "estacao"
+            ]
+        ),
         // 3. Workout.
-        (.workout, [
-            "leg day", "arm day", "push day", "pull day", "chest day", "back day", "shoulder day", "work out", "gym",
-            "workout*", "training*", "*training", "run", "runs", "running", "jog", "jogging", "joggen", "lauf", "laufen",
-            "lauftreff", "yoga", "pilates", "spin", "spinning", "cycling", "bike ride", "radfahren", "swim", "swimming",
-            "schwimmen", "crossfit", "hiit", "cardio", "lift", "lifting", "weights", "strength", "tennis", "padel",
-            "squash", "badminton", "football", "soccer", "fussball*", "futbol", "futebol", "calcio", "calcetto",
-            "basketball", "volleyball", "handball", "climbing", "bouldering", "klettern", "bouldern", "boxing", "boxen",
-            "kickboxing", "karate", "judo", "bjj", "taekwondo", "zumba", "dance class", "ballet", "stretching",
-            "mobility", "marathon", "5k", "10k", "triathlon", "rowing", "hike", "hiking", "wandern", "ski", "skiing",
-            "surf", "surfing", "golf", "fitness*", "sport*", "turnen", "entrainement", "musculation",
-            "muscu", "natation", "velo", "footing", "course a pied", "salle de sport", "entrenamiento", "entreno",
-            "correr", "gimnasio", "natacion", "ciclismo", "pesas", "allenamento", "corsa", "palestra", "nuoto", "treino",
-            "corrida", "academia", "natacao", "musculacao", "ginasio", "caminhada",
-        ]),
+        (
+            .workout,
+            [
+                "leg day", "arm day", "push day", "pull day", "chest day", "back day", "shoulder day", "work out", "gym",
+                "workout*", "training*", "*training", "run", "runs", "running", "jog", "jogging", "joggen", "lauf", "laufen",
+                "lauftreff", "yoga", "pilates", "spin", "spinning", "cycling", "bike ride", "radfahren", "swim", "swimming",
+                "schwimmen", "crossfit", "hiit", "cardio", "lift", "lifting", "weights", "strength", "tennis", "padel",
+                "squash", "badminton", "football", "soccer", "fussball*", "futbol", "futebol", "calcio", "calcetto",
+                "basketball", "volleyball", "handball", "climbing", "bouldering", "klettern", "bouldern", "boxing", "boxen",
+                "kickboxing", "karate", "judo", "bjj", "taekwondo", "zumba", "dance class", "ballet", "stretching",
+                "mobility", "marathon", "5k", "10k", "triathlon", "rowing", "hike", "hiking", "wandern", "ski", "skiing",
+                "surf", "surfing", "golf", "fitness*", "sport*", "turnen", "entrainement", "musculation",
+                "muscu", "natation", "velo", "footing", "course a pied", "salle de sport", "entrenamiento", "entreno",
+                "correr", "gimnasio", "natacion", "ciclismo", "pesas", "allenamento", "corsa", "palestra", "nuoto", "treino",
+                "corrida", "academia", "natacao", "musculacao", "ginasio", "caminhada"
+            ]
+        ),
         // 4. Rest.
-        (.rest, [
-            "nap", "naps", "napping", "sleep", "sleeping", "siesta", "meditat*", "mindfulness", "relax*", "rest", "break",
-            "pause", "*pause", "*schlaf*", "schlafen", "ruhe*", "entspann*", "sieste", "repos", "detente", "descanso",
-            "descansar", "riposo", "pisolino", "pausa", "cochilo", "soneca", "sesta", "spa", "massage", "sauna", "wellness",
-            "bedtime", "wind down", "downtime", "recovery",
-        ]),
+        (
+            .rest,
+            [
+                "nap", "naps", "napping", "sleep", "sleeping", "siesta", "meditat*", "mindfulness", "relax*", "rest", "break",
+                "pause", "*pause", "*schlaf*", "schlafen", "ruhe*", "entspann*", "sieste", "repos", "detente", "descanso",
+                "descansar", "riposo", "pisolino", "pausa", "cochilo", "soneca", "sesta", "spa", "massage", "sauna", "wellness",
+                "bedtime", "wind down", "downtime", "recovery"
+            ]
+        ),
         // 5. Study.
-        (.study, [
-            "study", "studies", "studying", "homework", "exam*", "midterm*", "finals", "quiz", "lecture*", "class",
-            "classes", "seminar*", "tutorial*", "tutor*", "course", "courses", "coursework", "thesis", "dissertation",
-            "assignment*", "essay*", "lab", "revision*", "revise", "revising", "learn*", "lesson*", "school", "uni",
-            "university", "college", "*vorlesung", "vorlesung*", "klausur*", "prufung*", "*prufung", "lern*", "*lernen",
-            "hausaufgabe*", "hausarbeit", "ubung", "tutorium", "nachhilfe", "schule", "abitur", "cours", "partiel*",
-            "devoir*", "td", "tp", "etude*", "etudier", "memoire", "bac", "estudiar", "estudio", "clase*", "tarea*",
-            "deberes", "parcial", "leccion", "repaso", "tesis", "universidad", "facultad", "studiare", "lezione",
-            "esame", "compito*", "verifica", "interrogazione", "ripasso", "tesi", "universita", "estudar", "estudo*",
-            "aula", "prova", "trabalho de casa", "licao", "faculdade", "tcc", "math", "maths", "mathe", "mathematik",
-            "mathematiques", "matematica", "matematicas", "physics", "physik", "fisica", "physique", "chemistry",
-            "chemie", "quimica", "chimie", "chimica", "biology", "biologie", "biologia", "calculus", "algebra",
-            "statistics", "algorithm*", "algorithmen", "grammar", "vocab*", "vokabeln",
-        ]),
+        (
+            .study,
+            [
+                "study", "studies", "studying", "homework", "exam*", "midterm*", "finals", "quiz", "lecture*", "class",
+                "classes", "seminar*", "tutorial*", "tutor*", "course", "courses", "coursework", "thesis", "dissertation",
+                "assignment*", "essay*", "lab", "revision*", "revise", "revising", "learn*", "lesson*", "school", "uni",
+                "university", "college", "*vorlesung", "vorlesung*", "klausur*", "prufung*", "*prufung", "lern*", "*lernen",
+                "hausaufgabe*", "hausarbeit", "ubung", "tutorium", "nachhilfe", "schule", "abitur", "cours", "partiel*",
+                "devoir*", "td", "tp", "etude*", "etudier", "memoire", "bac", "estudiar", "estudio", "clase*", "tarea*",
+                "deberes", "parcial", "leccion", "repaso", "tesis", "universidad", "facultad", "studiare", "lezione",
+                "esame", "compito*", "verifica", "interrogazione", "ripasso", "tesi", "universita", "estudar", "estudo*",
+                "aula", "prova", "trabalho de casa", "licao", "faculdade", "tcc", "math", "maths", "mathe", "mathematik",
+                "mathematiques", "matematica", "matematicas", "physics", "physik", "fisica", "physique", "chemistry",
+                "chemie", "quimica", "chimie", "chimica", "biology", "biologie", "biologia", "calculus", "algebra",
+                "statistics", "algorithm*", "algorithmen", "grammar", "vocab*", "vokabeln"
+            ]
+        ),
         // 6. Work.
-        (.work, [
-            "meeting*", "*meeting", "standup", "stand up", "daily", "scrum", "sprint*", "planning", "retro*", "review",
-            "sync", "1 1", "1on1", "one on one", "call", "interview*", "workshop*", "presentation*", "demo", "deadline*",
-            "client*", "customer*", "kickoff", "kick off", "all hands", "town hall", "okr*", "roadmap", "board", "webinar",
-            "conference", "konferenz", "offsite", "onboarding", "status", "report*", "budget*", "quarterly", "work",
-            "office", "shift", "*schicht", "dienst", "*dienst", "arbeit*", "besprechung*", "*besprechung", "jour fixe",
-            "abstimmung", "telko", "reunion", "riunione", "reuniao", "travail", "bureau", "trabajo", "oficina", "lavoro",
-            "ufficio", "trabalho", "escritorio", "entrevista", "colloquio", "entretien", "cliente", "kunde*", "projekt*",
-            "project*", "proyecto", "progetto", "projet", "deploy*", "release", "launch", "hackathon", "pitch",
-            "invoice*", "check in", "checkin",
-        ]),
+        (
+            .work,
+            [
+                "meeting*", "*meeting", "standup", "stand up", "daily", "scrum", "sprint*", "planning", "retro*", "review",
+                "sync", "1 1", "1on1", "one on one", "call", "interview*", "workshop*", "presentation*", "demo", "deadline*",
+                "client*", "customer*", "kickoff", "kick off", "all hands", "town hall", "okr*", "roadmap", "board", "webinar",
+                "conference", "konferenz", "offsite", "onboarding", "status", "report*", "budget*", "quarterly", "work",
+                "office", "shift", "*schicht", "dienst", "*dienst", "arbeit*", "besprechung*", "*besprechung", "jour fixe",
+                "abstimmung", "telko", "reunion", "riunione", "reuniao", "travail", "bureau", "trabajo", "oficina", "lavoro",
+                "ufficio", "trabalho", "escritorio", "entrevista", "colloquio", "entretien", "cliente", "kunde*", "projekt*",
+                "project*", "proyecto", "progetto", "projet", "deploy*", "release", "launch", "hackathon", "pitch",
+                "invoice*", "check in", "checkin"
+            ]
+        ),
         // 7. Social.
-        (.social, [
-            "dinner", "lunch", "brunch", "breakfast", "drinks", "drink", "beer*", "bier", "cerveza", "party", "parties",
-            "birthday*", "bday", "bbq", "barbecue", "game night", "games night", "concert*", "konzert*", "movie*", "cinema",
-            "kino", "cine", "theater", "theatre", "teatro", "hangout", "hang out", "catch up", "catchup", "friends",
-            "friend", "freunde*", "freundin", "amis", "amies", "amigos", "amigas", "amici", "family", "familie", "famille",
-            "familia", "famiglia", "visit", "besuch", "abendessen", "mittagessen", "*essen", "fruhstuck", "geburtstag*",
-            "*geburtstag", "feier*", "*feier", "kneipe", "grillen", "diner", "dejeuner", "souper", "apero*",
-            "anniversaire", "soiree", "fete", "cena", "comida", "almuerzo", "cumpleanos", "fiesta", "quedada", "copas",
-            "pranzo", "compleanno", "festa", "aperitivo", "jantar", "almoco", "aniversario", "churrasco", "encontro",
-            "pub", "bar", "club", "wine", "karaoke", "picnic", "picknick", "meetup", "coffee", "kaffee", "cafe", "tea",
-            "potluck", "gig", "festival", "museum", "exhibition", "baby shower", "housewarming", "sleepover",
-        ]),
+        (
+            .social,
+            [
+                "dinner", "lunch", "brunch", "breakfast", "drinks", "drink", "beer*", "bier", "cerveza", "party", "parties",
+                "birthday*", "bday", "bbq", "barbecue", "game night", "games night", "concert*", "konzert*", "movie*", "cinema",
+                "kino", "cine", "theater", "theatre", "teatro", "hangout", "hang out", "catch up", "catchup", "friends",
+                "friend", "freunde*", "freundin", "amis", "amies", "amigos", "amigas", "amici", "family", "familie", "famille",
+                "familia", "famiglia", "visit", "besuch", "abendessen", "mittagessen", "*essen", "fruhstuck", "geburtstag*",
+                "*geburtstag", "feier*", "*feier", "kneipe", "grillen", "diner", "dejeuner", "souper", "apero*",
+                "anniversaire", "soiree", "fete", "cena", "comida", "almuerzo", "cumpleanos", "fiesta", "quedada", "copas",
+                "pranzo", "compleanno", "festa", "aperitivo", "jantar", "almoco", "aniversario", "churrasco", "encontro",
+                "pub", "bar", "club", "wine", "karaoke", "picnic", "picknick", "meetup", "coffee", "kaffee", "cafe", "tea",
+                "potluck", "gig", "festival", "museum", "exhibition", "baby shower", "housewarming", "sleepover"
+            ]
+        )
     ])
 }

@@ -15,7 +15,7 @@ public enum FeatureLayout {
     /// The groups that slots belong to; a group is what a snapshot section turns into.
     public enum Group: String, Sendable, CaseIterable {
         case time, daylight, movement, location, place, learnedPlace = "place_learned", weather, calendar,
-             bluetooth, motion, audio, tags
+            bluetooth, motion, audio, tags
     }
 
     /// Place categories that an app's `location.place` label maps to.

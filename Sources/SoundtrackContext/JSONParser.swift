@@ -116,7 +116,7 @@ enum Byte {
 /// Exact powers of ten as doubles (10^0 ... 10^22 are all exactly representable).
 private let exactPowersOfTen: [Double] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
 ]
 
 struct ByteParser {
@@ -211,7 +211,7 @@ struct ByteParser {
             }
             let keyStart = index
             let key = try parseString()
-                        if keys == nil, pairs.count >= 12 {
+            if keys == nil, pairs.count >= 12 {
                 keys = Set(pairs.map(\.0))
             }
             let duplicate: Bool

@@ -101,12 +101,18 @@ extension CalendarEvent {
 extension Bluetooth {
     /// The `bluetooth` object of the interchange format.
     public func json() -> JSONValue {
-        .object([("devices", .array(devices.map { d in
-            var o = ObjectBuilder(capacity: 2)
-            o.add("name", d.name)
-            o.add("kind", d.kind)
-            return o.object
-        }))])
+        .object([
+            (
+                "devices",
+                .array(
+                    devices.map { d in
+                        var o = ObjectBuilder(capacity: 2)
+                        o.add("name", d.name)
+                        o.add("kind", d.kind)
+                        return o.object
+                    })
+            )
+        ])
     }
 }
 

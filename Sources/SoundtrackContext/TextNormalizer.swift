@@ -35,7 +35,7 @@ public enum TextNormalizer {
                 case .nonspacingMark, .spacingMark, .enclosingMark:
                     break  // a combining accent: part of the letter before it
                 case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-                     .decimalNumber, .letterNumber, .otherNumber:
+                    .decimalNumber, .letterNumber, .otherNumber:
                     for s in String(scalar).decomposedStringWithCanonicalMapping.lowercased().unicodeScalars
                     where !isMark(s) {
                         current.append(contentsOf: String(s).utf8)
@@ -66,7 +66,7 @@ public enum TextNormalizer {
         let special: [UInt32: String] = [
             0xDF: "ss", 0x1E9E: "ss", 0xC6: "ae", 0xE6: "ae", 0x152: "oe", 0x153: "oe", 0xD8: "o", 0xF8: "o",
             0x141: "l", 0x142: "l", 0x110: "d", 0x111: "d", 0xD0: "d", 0xF0: "d", 0xDE: "th", 0xFE: "th",
-            0x131: "i", 0x126: "h", 0x127: "h", 0x166: "t", 0x167: "t", 0x132: "ij", 0x133: "ij",
+            0x131: "i", 0x126: "h", 0x127: "h", 0x166: "t", 0x167: "t", 0x132: "ij", 0x133: "ij"
         ]
         for v in UInt32(0xC0)...UInt32(0x24F) {
             if let s = special[v] {

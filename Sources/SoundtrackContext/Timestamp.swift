@@ -165,15 +165,15 @@ public struct Timestamp: Sendable, Equatable, Hashable {
             return v
         }
         guard let year = number(0, 4), p[4] == UInt8(ascii: "-"),
-              let month = number(5, 2), p[7] == UInt8(ascii: "-"),
-              let day = number(8, 2),
-              p[10] == UInt8(ascii: "T") || p[10] == UInt8(ascii: "t"),
-              let hour = number(11, 2), p[13] == UInt8(ascii: ":"),
-              let minute = number(14, 2), p[16] == UInt8(ascii: ":"),
-              let second = number(17, 2)
+            let month = number(5, 2), p[7] == UInt8(ascii: "-"),
+            let day = number(8, 2),
+            p[10] == UInt8(ascii: "T") || p[10] == UInt8(ascii: "t"),
+            let hour = number(11, 2), p[13] == UInt8(ascii: ":"),
+            let minute = number(14, 2), p[16] == UInt8(ascii: ":"),
+            let second = number(17, 2)
         else { return nil }
         guard month >= 1, month <= 12, day >= 1, day <= daysInMonth(year: year, month: month),
-              hour <= 23, minute <= 59, second <= 59
+            hour <= 23, minute <= 59, second <= 59
         else { return nil }
 
         var i = 19
@@ -205,7 +205,7 @@ public struct Timestamp: Sendable, Equatable, Hashable {
             i += 1
         case UInt8(ascii: "+"), UInt8(ascii: "-"):
             guard i + 6 <= n, let oh = number(i + 1, 2), p[i + 3] == UInt8(ascii: ":"), let om = number(i + 4, 2),
-                  oh <= 23, om <= 59
+                oh <= 23, om <= 59
             else { return nil }
             offset = (oh * 3600 + om * 60) * (p[i] == UInt8(ascii: "-") ? -1 : 1)
             i += 6

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import SoundtrackContext
+import Synchronization
 
 /// A learned context cluster of one user: where it sits in feature space and the songs it holds.
 ///

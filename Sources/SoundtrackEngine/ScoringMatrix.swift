@@ -268,14 +268,17 @@ struct ScoringMatrix: Sendable {
                 }
                 // The rows that agree, best share × agreement first (ties: the lower slot); names
                 // only for the rows shown.
-                return TopK<Row>.best(capacity: min(count, max(n, 1)), { top in
-                    for k in 0..<n where rows[k].agreement >= 0.5 {
-                        top.offer(rows[k]) { a, b in
-                            let ka = a.share * a.agreement, kb = b.share * b.agreement
-                            return ka != kb ? ka > kb : a.slot < b.slot
+                return TopK<Row>.best(
+                    capacity: min(count, max(n, 1)),
+                    { top in
+                        for k in 0..<n where rows[k].agreement >= 0.5 {
+                            top.offer(rows[k]) { a, b in
+                                let ka = a.share * a.agreement, kb = b.share * b.agreement
+                                return ka != kb ? ka > kb : a.slot < b.slot
+                            }
                         }
                     }
-                }) { r in
+                ) { r in
                     Explanation(
                         feature: vocabulary.displayName(slot: Int(r.slot), value: x.values[Int(r.slot)]),
                         weight: r.share, similarity: r.agreement, contribution: r.share * r.agreement)

@@ -1,8 +1,8 @@
 import Foundation
-import Synchronization
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
+import Synchronization
 
 /// The baselines every evaluation reports next to the engine, computed on the same split.
 public enum BaselineKind: String, Sendable, CaseIterable {
@@ -85,11 +85,13 @@ public struct BaselineModel: Sendable {
     /// The context attributes of a snapshot as the baselines see them (a fresh vocabulary: tags
     /// and labelled places by name).
     public static func attributes(of snapshot: Snapshot) -> [UInt64] {
-        ContextAttributes.of(FeatureExtractor().extract(snapshot), vocabulary: {
-            var places = PlaceBook(), vocabulary = FeatureVocabulary()
-            _ = FeatureExtractor().extract(snapshot, places: &places, vocabulary: &vocabulary)
-            return vocabulary
-        }())
+        ContextAttributes.of(
+            FeatureExtractor().extract(snapshot),
+            vocabulary: {
+                var places = PlaceBook(), vocabulary = FeatureVocabulary()
+                _ = FeatureExtractor().extract(snapshot, places: &places, vocabulary: &vocabulary)
+                return vocabulary
+            }())
     }
 
     /// Recomputes the most-popular order and refits the ALS factors from the likes counted so far.

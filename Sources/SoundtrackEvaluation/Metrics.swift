@@ -76,7 +76,9 @@ public enum Metrics {
             nc[c, default: 0] += 1
         }
         func entropy<K>(_ counts: [K: Int]) -> Double {
-            counts.values.reduce(0) { acc, k in let p = Double(k) / n; return acc - p * log(p) }
+            counts.values.reduce(0) { acc, k in
+                let p = Double(k) / n; return acc - p * log(p)
+            }
         }
         let hb = entropy(nb), hc = entropy(nc)
         if hb == 0 && hc == 0 { return 1 }
@@ -104,8 +106,16 @@ extension Metrics {
             var bi: [B: Int] = [:], ci: [C: Int] = [:]
             var cells: [Int: [Int: Int]] = [:]
             for (b, c) in pairs {
-                let r = bi[b] ?? { let k = bi.count; bi[b] = k; return k }()
-                let s = ci[c] ?? { let k = ci.count; ci[c] = k; return k }()
+                let r =
+                    bi[b]
+                    ?? {
+                        let k = bi.count; bi[b] = k; return k
+                    }()
+                let s =
+                    ci[c]
+                    ?? {
+                        let k = ci.count; ci[c] = k; return k
+                    }()
                 cells[r, default: [:]][s, default: 0] += 1
             }
             let t = (0..<bi.count).map { r in (0..<ci.count).map { cells[r]?[$0] ?? 0 } }

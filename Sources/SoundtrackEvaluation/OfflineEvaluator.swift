@@ -122,9 +122,10 @@ public struct OfflineEvaluator: Sendable {
                     let context = BaselineModel.attributes(of: e.snapshot!)
                     for (b, kind) in BaselineKind.allCases.enumerated() {
                         let salt = UInt64(i)
-                        baseAnswers[b].append(Answer(
-                            ranked: base.rank(kind, user: e.user, k: k, salt: salt, context: context),
-                            score: base.scores(kind, user: e.user, tracks: [e.track], salt: salt, context: context)[0]))
+                        baseAnswers[b].append(
+                            Answer(
+                                ranked: base.rank(kind, user: e.user, k: k, salt: salt, context: context),
+                                score: base.scores(kind, user: e.user, tracks: [e.track], salt: salt, context: context)[0]))
                     }
                 }
                 score(session, answers: engineAnswers, liked: liked, log: log, into: &engineAcc)

@@ -171,9 +171,10 @@ public struct Population: Sendable {
         }
         func calendar(_ events: [(String, Int, Int)]) -> CalendarInfo? {
             guard u.sharesCalendar else { return nil }
-            return CalendarInfo(events: events.map { title, start, end in
-                CalendarEvent(title: title, start: Self.time(u.city, day: day, minute: start), end: Self.time(u.city, day: day, minute: end))
-            })
+            return CalendarInfo(
+                events: events.map { title, start, end in
+                    CalendarEvent(title: title, start: Self.time(u.city, day: day, minute: start), end: Self.time(u.city, day: day, minute: end))
+                })
         }
         func pickTitle(_ titles: [String]) -> String { titles[(day + ep.minute) % titles.count] }
         let headphones = BluetoothDevice(name: u.headphones, kind: .headphones)
@@ -187,7 +188,8 @@ public struct Population: Sendable {
         var tags: [String: String]?
         func hr(_ lo: Double, _ hi: Double) -> Double { (lo + (hi - lo) * rng.unit()).rounded() }
         let epEnd = ep.minute + ep.plays * Self.minutesPerPlay + 10
-        let firstTitle = u.student ? pickTitle(["Lecture – linear algebra", "Lecture – databases", "Seminar: machine learning"]) : pickTitle(["Team standup", "Project planning", "Client call"])
+        let firstTitle =
+            u.student ? pickTitle(["Lecture – linear algebra", "Lecture – databases", "Seminar: machine learning"]) : pickTitle(["Team standup", "Project planning", "Client call"])
 
         switch ep.context {
         case .wake:
@@ -222,7 +224,8 @@ public struct Population: Sendable {
             if rng.unit() < 0.5 { tags = ["traffic": rng.unit() < 0.5 ? "heavy" : "light"] }
         case .work, .study:
             location = near("work", speed: 0, rng: &rng)
-            let title = ep.context == .study
+            let title =
+                ep.context == .study
                 ? pickTitle(["Study group – algorithms", "Exam prep", "Lecture – statistics", "Homework"])
                 : pickTitle(["Project work", "Code review", "Quarterly report", "Team meeting"])
             calendarInfo = calendar([(title, ep.minute - 10, epEnd + 60)])
@@ -367,7 +370,7 @@ public struct GroundTruth: Sendable, Equatable {
     public func json() -> JSONValue {
         .object([
             ("event", .string(event)), ("user", .string(user)), ("at", .string(at.rfc3339)),
-            ("day", .number(Double(day))), ("episode", .number(Double(episode))), ("context", .string(context.rawValue)),
+            ("day", .number(Double(day))), ("episode", .number(Double(episode))), ("context", .string(context.rawValue))
         ])
     }
 }
@@ -402,10 +405,15 @@ struct HourlyWeather {
     func at(minute: Int, city: SimCity, day: Int) -> Weather {
         let h = min(23, max(0, minute / 60))
         let condition: WeatherCondition
-        if precip[h] > 0 { condition = temp[h] < 0.5 ? .snow : (precip[h] < 0.6 ? .drizzle : .rain) }
-        else if clouds[h] > 85 && humidity[h] > 92 { condition = .mist }
-        else if clouds[h] > 40 { condition = .clouds }
-        else { condition = .clear }
+        if precip[h] > 0 {
+            condition = temp[h] < 0.5 ? .snow : (precip[h] < 0.6 ? .drizzle : .rain)
+        } else if clouds[h] > 85 && humidity[h] > 92 {
+            condition = .mist
+        } else if clouds[h] > 40 {
+            condition = .clouds
+        } else {
+            condition = .clear
+        }
         return Weather(
             tempC: temp[h], windMps: wind[h], cloudPct: clouds[h], humidityPct: humidity[h], precipMmH: precip[h],
             condition: condition,

@@ -33,7 +33,7 @@ public struct SimCity: Sendable, Equatable {
         SimCity(name: "Berlin", lat: 52.5200, lon: 13.4050, offsetSeconds: 3600, meanTemp: 7, wetness: 0.35),
         SimCity(name: "Madrid", lat: 40.4168, lon: -3.7038, offsetSeconds: 3600, meanTemp: 13, wetness: 0.2),
         SimCity(name: "New York", lat: 40.7128, lon: -74.0060, offsetSeconds: -18000, meanTemp: 8, wetness: 0.3),
-        SimCity(name: "Tokyo", lat: 35.6762, lon: 139.6503, offsetSeconds: 32400, meanTemp: 11, wetness: 0.3),
+        SimCity(name: "Tokyo", lat: 35.6762, lon: 139.6503, offsetSeconds: 32400, meanTemp: 11, wetness: 0.3)
     ]
 }
 
@@ -139,7 +139,9 @@ extension SimulatedUser {
         places["home"] = SimPlace(kind: "home", lat: home.0, lon: home.1)
         let w = around(home.0, home.1, km: 3...10, rng: &rng)
         places["work"] = SimPlace(kind: student ? "university" : "office", lat: w.0, lon: w.1)
-        for (key, kind, km) in [("gym", "gym", 0.5...3.0), ("park", "park", 0.4...2.0), ("shop", "supermarket", 0.3...1.5), ("cafe", "cafe", 0.5...4.0), ("friend", "friends", 2.0...8.0)] {
+        for (key, kind, km) in [
+            ("gym", "gym", 0.5...3.0), ("park", "park", 0.4...2.0), ("shop", "supermarket", 0.3...1.5), ("cafe", "cafe", 0.5...4.0), ("friend", "friends", 2.0...8.0)
+        ] {
             let p = around(home.0, home.1, km: km, rng: &rng)
             places[key] = SimPlace(kind: kind, lat: p.0, lon: p.1)
         }
@@ -215,24 +217,30 @@ extension SimulatedUser {
         }
         let tasteList = tastes.keys.sorted().map { c -> (String, JSONValue) in
             let t = tastes[c]!
-            return (c.rawValue, .object([
-                ("target", .object(zip(Taste.featureNames, t.target).map { ($0, num($1)) })),
-                ("importance", .object(zip(Taste.featureNames, t.importance).map { ($0, num($1)) })),
-                ("genres", .array(t.genres.map(JSONValue.string))),
-            ]))
+            return (
+                c.rawValue,
+                .object([
+                    ("target", .object(zip(Taste.featureNames, t.target).map { ($0, num($1)) })),
+                    ("importance", .object(zip(Taste.featureNames, t.importance).map { ($0, num($1)) })),
+                    ("genres", .array(t.genres.map(JSONValue.string)))
+                ])
+            )
         }
         return .object([
             ("user", .string(id)), ("city", .string(city.name)), ("offset_seconds", .number(Double(city.offsetSeconds))),
             ("occupation", .string(student ? "student" : "worker")), ("commute", .string(commute.rawValue)),
             ("gym_days", .array(gymDays.sorted().map { .number(Double($0)) })), ("runner", .bool(runner)),
             ("shares_calendar", .bool(sharesCalendar)), ("labels_places", .bool(labelsPlaces)),
-            ("devices", .object([
-                ("headphones", .string(headphones)), ("car", carName.map(JSONValue.string) ?? .null), ("speaker", .string(speaker)),
-            ])),
+            (
+                "devices",
+                .object([
+                    ("headphones", .string(headphones)), ("car", carName.map(JSONValue.string) ?? .null), ("speaker", .string(speaker))
+                ])
+            ),
             ("places", .object(placeList)), ("contexts", .array(contexts.map { .string($0.rawValue) })),
             ("threshold", num(threshold)), ("tastes", .object(tasteList)), ("scene", .number(Double(scene))),
             ("favourites", .array(favourites.sorted().map { .string($0) })),
-            ("library", .array(library.map { .string(catalog.tracks[$0].id) })),
+            ("library", .array(library.map { .string(catalog.tracks[$0].id) }))
         ])
     }
 }

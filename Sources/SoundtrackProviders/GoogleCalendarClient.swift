@@ -32,7 +32,7 @@ public struct GoogleCalendarClient: Sendable {
         for _ in 0..<maxPages {
             var query: [(String, String)] = [
                 ("timeMin", Timestamp(date: from, offsetSeconds: 0).rfc3339), ("timeMax", Timestamp(date: to, offsetSeconds: 0).rfc3339),
-                ("singleEvents", "true"), ("orderBy", "startTime"), ("maxResults", "250"),
+                ("singleEvents", "true"), ("orderBy", "startTime"), ("maxResults", "250")
             ]
             if let pageToken { query.append(("pageToken", pageToken)) }
             let url = HTTPRequest.url(base: baseURL, path: "/calendar/v3/calendars/\(id)/events", query: query)
@@ -58,7 +58,8 @@ public struct GoogleCalendarClient: Sendable {
                 let v = item[key]
                 if let s = v?["dateTime"]?.stringText, let t = Timestamp(rfc3339: s) { return (t, false) }
                 if let s = v?["date"]?.stringText, s.count == 10,
-                   let l = LocalDateTime(ics: s.replacingOccurrences(of: "-", with: ""), dateOnly: true) {
+                    let l = LocalDateTime(ics: s.replacingOccurrences(of: "-", with: ""), dateOnly: true)
+                {
                     return (ICSZone.zone(zone).instant(l), true)
                 }
                 throw .malformed(InputError(path: "items[\(i)].\(key)", expected: "an object with dateTime (RFC 3339) or date (YYYY-MM-DD)", got: v?.typeDescription ?? "nothing"))
@@ -66,8 +67,9 @@ public struct GoogleCalendarClient: Sendable {
             let (start, allDay) = try time("start")
             var (end, _) = try time("end")
             if end.date < start.date { end = start }
-            out.append(CalendarOccurrence(
-                uid: item["id"]?.stringText ?? "google-\(i)", title: item["summary"]?.stringText, start: start, end: end, allDay: allDay))
+            out.append(
+                CalendarOccurrence(
+                    uid: item["id"]?.stringText ?? "google-\(i)", title: item["summary"]?.stringText, start: start, end: end, allDay: allDay))
         }
         return out
     }

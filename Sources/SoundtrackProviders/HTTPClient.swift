@@ -1,10 +1,11 @@
 import Dispatch
 import Foundation
+import Logging
+import SoundtrackContext
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Logging
-import SoundtrackContext
 
 /// One HTTP request of a provider.
 public struct HTTPRequest: Sendable {
@@ -230,10 +231,12 @@ public struct ProviderHTTPClient: Sendable {
         while true {
             attempt += 1
             let last = attempt >= policy.maxAttempts
-            logger.debug("provider request", metadata: [
-                "method": "\(request.method)", "url": "\(shown)", "attempt": "\(attempt)",
-                "headers": "\(Redaction.headers(request.headers).sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))",
-            ])
+            logger.debug(
+                "provider request",
+                metadata: [
+                    "method": "\(request.method)", "url": "\(shown)", "attempt": "\(attempt)",
+                    "headers": "\(Redaction.headers(request.headers).sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))"
+                ])
             let response: HTTPResponse
             do {
                 response = try await transport.send(request, timeout: policy.timeout)

@@ -36,7 +36,8 @@ public struct ICSCalendar: Sendable {
     public static func parse(_ text: String, defaultTimeZone: TimeZone = TimeZone(identifier: "UTC")!) throws(InputError) -> ICSCalendar {
         let lines = unfold(text)
         guard lines.contains(where: { $0.text.uppercased() == "BEGIN:VCALENDAR" }) else {
-            throw InputError(path: "", expected: "an iCalendar file (BEGIN:VCALENDAR)", got: lines.first.map { "'\($0.text.prefix(40))'" } ?? "an empty file", line: lines.first?.line)
+            throw InputError(
+                path: "", expected: "an iCalendar file (BEGIN:VCALENDAR)", got: lines.first.map { "'\($0.text.prefix(40))'" } ?? "an empty file", line: lines.first?.line)
         }
         var events: [ICSEvent] = []
         var errors: [InputError] = []
@@ -276,8 +277,8 @@ struct LocalDateTime: Sendable, Equatable {
             return
         }
         guard b.count == 15 || (b.count == 16 && (b[15] == UInt8(ascii: "Z") || b[15] == UInt8(ascii: "z"))),
-              b[8] == UInt8(ascii: "T") || b[8] == UInt8(ascii: "t"),
-              let h = num(9, 2), let mi = num(11, 2), let s = num(13, 2), h < 24, mi < 60, s < 61
+            b[8] == UInt8(ascii: "T") || b[8] == UInt8(ascii: "t"),
+            let h = num(9, 2), let mi = num(11, 2), let s = num(13, 2), h < 24, mi < 60, s < 61
         else { return nil }
         secondOfDay = h * 3600 + mi * 60 + min(s, 59)
     }

@@ -54,10 +54,13 @@ public struct ProviderSet: Sendable {
             googleCalendar = GoogleCalendarClient(baseURL: c.googleCalendar.baseURL, calendarID: c.googleCalendar.calendarID, tokens: tokens, defaultTimeZone: timeZone)
         }
         let tokenURL = HTTPRequest.url(base: c.spotify.accountsBaseURL, path: "/api/token")
-        let app = (c.spotify.clientID != nil && s.spotifyClientSecret != nil)
-            ? OAuthTokens(grant: .clientCredentials, tokenURL: tokenURL, clientID: c.spotify.clientID, clientSecret: s.spotifyClientSecret, authentication: .basicHeader, client: client)
+        let app =
+            (c.spotify.clientID != nil && s.spotifyClientSecret != nil)
+            ? OAuthTokens(
+                grant: .clientCredentials, tokenURL: tokenURL, clientID: c.spotify.clientID, clientSecret: s.spotifyClientSecret, authentication: .basicHeader, client: client)
             : nil
-        let user = (s.spotifyAccessToken != nil || s.spotifyRefreshToken != nil)
+        let user =
+            (s.spotifyAccessToken != nil || s.spotifyRefreshToken != nil)
             ? OAuthTokens(
                 accessToken: s.spotifyAccessToken, grant: s.spotifyRefreshToken.map { .refreshToken($0) } ?? .none, tokenURL: tokenURL,
                 clientID: c.spotify.clientID, clientSecret: s.spotifyClientSecret, authentication: .basicHeader, client: client)

@@ -5,12 +5,12 @@ import Foundation
 public enum Redaction {
     /// Query parameters whose values are secrets (compared case-insensitively).
     public static let secretQueryNames: Set<String> = [
-        "appid", "apikey", "api_key", "key", "access_token", "refresh_token", "token", "client_secret", "code", "password",
+        "appid", "apikey", "api_key", "key", "access_token", "refresh_token", "token", "client_secret", "code", "password"
     ]
     /// Query parameters whose values say where a person is or who they are (coordinates, a place
     /// searched, an address; compared case-insensitively): masked like secrets.
     public static let personalQueryNames: Set<String> = [
-        "lat", "lon", "lng", "long", "latitude", "longitude", "q", "query", "email", "address", "location",
+        "lat", "lon", "lng", "long", "latitude", "longitude", "q", "query", "email", "address", "location"
     ]
     /// Headers whose values are secrets (compared case-insensitively).
     public static let secretHeaderNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"]

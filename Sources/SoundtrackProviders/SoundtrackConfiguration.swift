@@ -147,7 +147,7 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
             ("SOUNDTRACK_GOOGLE_CLIENT_SECRET", \.googleClientSecret),
             ("SOUNDTRACK_SPOTIFY_CLIENT_SECRET", \.spotifyClientSecret),
             ("SOUNDTRACK_SPOTIFY_REFRESH_TOKEN", \.spotifyRefreshToken),
-            ("SOUNDTRACK_SPOTIFY_ACCESS_TOKEN", \.spotifyAccessToken),
+            ("SOUNDTRACK_SPOTIFY_ACCESS_TOKEN", \.spotifyAccessToken)
         ]
 
         /// Reads the secrets from an environment (empty values count as unset).
@@ -186,7 +186,7 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
         if let s = try root.object("server") {
             try s.rejectUnknown([
                 "host", "port", "max_body_bytes", "max_batch_events", "rate", "burst", "idle_timeout_s", "body_timeout_s",
-                "shutdown_delay_s", "drain_timeout_s",
+                "shutdown_delay_s", "drain_timeout_s"
             ])
             server.host = try s.string("host", nonEmpty: true)
             server.port = try s.optionalInteger("port", in: 0...65535)
@@ -233,7 +233,7 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
             if let g = try p.object("google_calendar") {
                 try g.rejectSecrets([
                     "client_secret": "SOUNDTRACK_GOOGLE_CLIENT_SECRET", "refresh_token": "SOUNDTRACK_GOOGLE_REFRESH_TOKEN",
-                    "access_token": "SOUNDTRACK_GOOGLE_ACCESS_TOKEN",
+                    "access_token": "SOUNDTRACK_GOOGLE_ACCESS_TOKEN"
                 ])
                 try g.rejectUnknown(["base_url", "token_url", "calendar_id", "client_id", "user"])
                 googleCalendar.baseURL = try g.url("base_url") ?? googleCalendar.baseURL
@@ -245,7 +245,7 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
             if let s = try p.object("spotify") {
                 try s.rejectSecrets([
                     "client_secret": "SOUNDTRACK_SPOTIFY_CLIENT_SECRET", "refresh_token": "SOUNDTRACK_SPOTIFY_REFRESH_TOKEN",
-                    "access_token": "SOUNDTRACK_SPOTIFY_ACCESS_TOKEN",
+                    "access_token": "SOUNDTRACK_SPOTIFY_ACCESS_TOKEN"
                 ])
                 try s.rejectUnknown(["api_base_url", "accounts_base_url", "client_id"])
                 spotify.apiBaseURL = try s.url("api_base_url") ?? spotify.apiBaseURL
@@ -275,42 +275,63 @@ public struct SoundtrackConfiguration: Sendable, Equatable {
             ("version", .number(1)),
             ("database", .object([("path", opt(databasePath)), ("email_key_file", opt(emailKeyFile))])),
             ("models_dir", opt(modelsDir)),
-            ("server", .object([
-                ("host", opt(server.host)), ("port", num(server.port.map(Double.init))),
-                ("max_body_bytes", num(server.maxBodyBytes.map(Double.init))), ("max_batch_events", num(server.maxBatchEvents.map(Double.init))),
-                ("rate", num(server.rate)), ("burst", num(server.burst)),
-                ("idle_timeout_s", num(server.idleTimeout)), ("body_timeout_s", num(server.bodyTimeout)),
-                ("shutdown_delay_s", num(server.shutdownDelay)), ("drain_timeout_s", num(server.drainTimeout)),
-            ])),
-            ("http", .object([
-                ("timeout_s", .number(http.timeout)), ("max_attempts", .number(Double(http.maxAttempts))),
-                ("backoff_s", .number(http.baseDelay)), ("max_backoff_s", .number(http.maxDelay)),
-                ("max_retry_after_s", .number(http.maxRetryAfter)),
-            ])),
-            ("providers", .object([
-                ("weather", .object([
-                    ("order", .array(weather.order.map(JSONValue.string))), ("cache_ttl_s", .number(weather.cacheTTL)),
-                    ("cell_deg", .number(weather.cellDegrees)),
-                    ("openweather", .object([("base_url", .string(Redaction.url(weather.openWeatherBaseURL))), ("api_key", secret(secrets.openWeatherKey))])),
-                    ("open_meteo", .object([("base_url", .string(Redaction.url(weather.openMeteoBaseURL)))])),
-                ])),
-                ("google_calendar", .object([
-                    ("base_url", .string(Redaction.url(googleCalendar.baseURL))), ("token_url", .string(Redaction.url(googleCalendar.tokenURL))),
-                    ("calendar_id", .string(googleCalendar.calendarID)), ("client_id", opt(googleCalendar.clientID)),
-                    ("user", opt(googleCalendar.user)),
-                    ("client_secret", secret(secrets.googleClientSecret)), ("access_token", secret(secrets.googleAccessToken)),
-                    ("refresh_token", secret(secrets.googleRefreshToken)),
-                ])),
-                ("spotify", .object([
-                    ("api_base_url", .string(Redaction.url(spotify.apiBaseURL))), ("accounts_base_url", .string(Redaction.url(spotify.accountsBaseURL))),
-                    ("client_id", opt(spotify.clientID)), ("client_secret", secret(secrets.spotifyClientSecret)),
-                    ("access_token", secret(secrets.spotifyAccessToken)), ("refresh_token", secret(secrets.spotifyRefreshToken)),
-                ])),
-            ])),
-            ("calendar", .object([
-                ("time_zone", opt(calendar.timeZone)), ("lookahead_h", .number(calendar.lookaheadHours)),
-                ("import_days", .number(Double(calendar.importDays))),
-            ])),
+            (
+                "server",
+                .object([
+                    ("host", opt(server.host)), ("port", num(server.port.map(Double.init))),
+                    ("max_body_bytes", num(server.maxBodyBytes.map(Double.init))), ("max_batch_events", num(server.maxBatchEvents.map(Double.init))),
+                    ("rate", num(server.rate)), ("burst", num(server.burst)),
+                    ("idle_timeout_s", num(server.idleTimeout)), ("body_timeout_s", num(server.bodyTimeout)),
+                    ("shutdown_delay_s", num(server.shutdownDelay)), ("drain_timeout_s", num(server.drainTimeout))
+                ])
+            ),
+            (
+                "http",
+                .object([
+                    ("timeout_s", .number(http.timeout)), ("max_attempts", .number(Double(http.maxAttempts))),
+                    ("backoff_s", .number(http.baseDelay)), ("max_backoff_s", .number(http.maxDelay)),
+                    ("max_retry_after_s", .number(http.maxRetryAfter))
+                ])
+            ),
+            (
+                "providers",
+                .object([
+                    (
+                        "weather",
+                        .object([
+                            ("order", .array(weather.order.map(JSONValue.string))), ("cache_ttl_s", .number(weather.cacheTTL)),
+                            ("cell_deg", .number(weather.cellDegrees)),
+                            ("openweather", .object([("base_url", .string(Redaction.url(weather.openWeatherBaseURL))), ("api_key", secret(secrets.openWeatherKey))])),
+                            ("open_meteo", .object([("base_url", .string(Redaction.url(weather.openMeteoBaseURL)))]))
+                        ])
+                    ),
+                    (
+                        "google_calendar",
+                        .object([
+                            ("base_url", .string(Redaction.url(googleCalendar.baseURL))), ("token_url", .string(Redaction.url(googleCalendar.tokenURL))),
+                            ("calendar_id", .string(googleCalendar.calendarID)), ("client_id", opt(googleCalendar.clientID)),
+                            ("user", opt(googleCalendar.user)),
+                            ("client_secret", secret(secrets.googleClientSecret)), ("access_token", secret(secrets.googleAccessToken)),
+                            ("refresh_token", secret(secrets.googleRefreshToken))
+                        ])
+                    ),
+                    (
+                        "spotify",
+                        .object([
+                            ("api_base_url", .string(Redaction.url(spotify.apiBaseURL))), ("accounts_base_url", .string(Redaction.url(spotify.accountsBaseURL))),
+                            ("client_id", opt(spotify.clientID)), ("client_secret", secret(secrets.spotifyClientSecret)),
+                            ("access_token", secret(secrets.spotifyAccessToken)), ("refresh_token", secret(secrets.spotifyRefreshToken))
+                        ])
+                    )
+                ])
+            ),
+            (
+                "calendar",
+                .object([
+                    ("time_zone", opt(calendar.timeZone)), ("lookahead_h", .number(calendar.lookaheadHours)),
+                    ("import_days", .number(Double(calendar.importDays)))
+                ])
+            )
         ])
     }
 }

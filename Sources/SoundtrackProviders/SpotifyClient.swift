@@ -170,7 +170,7 @@ public struct SpotifyClient: Sendable {
     /// `album.release_date`, `duration_ms`, `popularity`; no genres, no audio features.
     public static func track(_ json: JSONValue) -> Track? {
         guard case .object = json, json["type"]?.stringText ?? "track" == "track", json["is_local"] != .bool(true),
-              let id = json["id"]?.stringText, !id.isEmpty, let name = json["name"]?.stringText, !name.isEmpty
+            let id = json["id"]?.stringText, !id.isEmpty, let name = json["name"]?.stringText, !name.isEmpty
         else { return nil }
         var artists: [String] = []
         if case let .array(a)? = json["artists"] { artists = a.compactMap { $0["name"]?.stringText } }

@@ -32,9 +32,11 @@ public struct OpenWeatherClient: WeatherProvider {
     }
 
     public func current(lat: Double, lon: Double) async throws(ProviderError) -> Weather {
-        let url = HTTPRequest.url(base: baseURL, path: "/data/2.5/weather", query: [
-            ("lat", JSONValue.numberText(lat)), ("lon", JSONValue.numberText(lon)), ("appid", apiKey), ("units", "metric"),
-        ])
+        let url = HTTPRequest.url(
+            base: baseURL, path: "/data/2.5/weather",
+            query: [
+                ("lat", JSONValue.numberText(lat)), ("lon", JSONValue.numberText(lon)), ("appid", apiKey), ("units", "metric")
+            ])
         let json = try await client.json(HTTPRequest(url: url, headers: ["Accept": "application/json"]))
         return try Self.weather(from: json)
     }
@@ -84,12 +86,14 @@ public struct OpenMeteoClient: WeatherProvider {
     }
 
     public func current(lat: Double, lon: Double) async throws(ProviderError) -> Weather {
-        let url = HTTPRequest.url(base: baseURL, path: "/v1/forecast", query: [
-            ("latitude", JSONValue.numberText(lat)), ("longitude", JSONValue.numberText(lon)),
-            ("current", "temperature_2m,relative_humidity_2m,precipitation,cloud_cover,wind_speed_10m,weather_code"),
-            ("daily", "sunrise,sunset"), ("timezone", "auto"), ("timeformat", "unixtime"), ("wind_speed_unit", "ms"),
-            ("forecast_days", "1"),
-        ])
+        let url = HTTPRequest.url(
+            base: baseURL, path: "/v1/forecast",
+            query: [
+                ("latitude", JSONValue.numberText(lat)), ("longitude", JSONValue.numberText(lon)),
+                ("current", "temperature_2m,relative_humidity_2m,precipitation,cloud_cover,wind_speed_10m,weather_code"),
+                ("daily", "sunrise,sunset"), ("timezone", "auto"), ("timeformat", "unixtime"), ("wind_speed_unit", "ms"),
+                ("forecast_days", "1")
+            ])
         let json = try await client.json(HTTPRequest(url: url, headers: ["Accept": "application/json"]))
         return try Self.weather(from: json)
     }
@@ -111,7 +115,8 @@ public struct OpenMeteoClient: WeatherProvider {
         w.condition = current["weather_code"]?.doubleValue.map { WeatherMapping.condition(wmoCode: Int($0)) }
         let offset = json["utc_offset_seconds"]?.doubleValue.map { Int($0) } ?? 0
         if case let .array(rises)? = json["daily"]?["sunrise"], case let .array(sets)? = json["daily"]?["sunset"],
-           let rise = rises.first?.doubleValue, let set = sets.first?.doubleValue, set > rise {
+            let rise = rises.first?.doubleValue, let set = sets.first?.doubleValue, set > rise
+        {
             w.sunrise = Timestamp(date: Date(timeIntervalSince1970: rise), offsetSeconds: offset)
             w.sunset = Timestamp(date: Date(timeIntervalSince1970: set), offsetSeconds: offset)
         }

@@ -1,7 +1,7 @@
-import Foundation
-import Synchronization
 import CSupport
+import Foundation
 import SoundtrackStore
+import Synchronization
 
 /// Who a request acts as: the key that authenticated it.
 public struct Principal: Sendable, Equatable {

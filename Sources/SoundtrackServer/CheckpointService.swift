@@ -1,10 +1,10 @@
+import CSupport
 import Dispatch
 import Foundation
 import Logging
 import ServiceLifecycle
-import Synchronization
-import CSupport
 import SoundtrackStore
+import Synchronization
 
 /// Checkpoints the WAL beside the committer, on a thread of its own: the committer's commits then only
 /// append to the log and wait for it to reach the disk, never for pages copied back into the

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import SoundtrackContext
+import Synchronization
 
 /// The pick ids the service hands out: `p-` and 16 hex digits, like the engine's, but increasing
 /// in the order the picks are made: the wall clock's milliseconds since 1970 times 4,096, plus a

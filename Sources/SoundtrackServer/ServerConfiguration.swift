@@ -1,6 +1,6 @@
 import Foundation
-import SoundtrackRules
 import SoundtrackProviders
+import SoundtrackRules
 
 /// Everything `soundtrack serve` can be told: where to listen, limits, and the clock.
 ///
@@ -136,9 +136,11 @@ public struct ServerClock: Sendable {
     /// The system's clocks.
     public static var system: ServerClock {
         let origin = ContinuousClock.now
-        return ServerClock(now: { Date() }, monotonic: {
-            let d = ContinuousClock.now - origin
-            return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
-        })
+        return ServerClock(
+            now: { Date() },
+            monotonic: {
+                let d = ContinuousClock.now - origin
+                return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+            })
     }
 }

@@ -34,7 +34,7 @@ public final class ServerMetrics: Sendable {
     private static let latencyBuckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
         .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
-        .milliseconds(500), .seconds(1), .seconds(2.5),
+        .milliseconds(500), .seconds(1), .seconds(2.5)
     ]
 
     /// Creates the metrics in a new registry.
@@ -58,12 +58,14 @@ public final class ServerMetrics: Sendable {
         viewCheckpoints = counter("view_checkpoints", "Checkpoints of the users' states (feedback commits its events; the states follow).")
         viewStatesQueued = counter("view_states_written", "Users' states queued for writing by the checkpoints of the view.")
         walPendingFrames = r.makeGauge(
-            descriptor: .init(namespace: "soundtrack", metricName: "wal_pending_frames", unitName: "",
-                              helpText: "WAL frames not yet copied into the database file after the last checkpoint."), labels: [])
+            descriptor: .init(
+                namespace: "soundtrack", metricName: "wal_pending_frames", unitName: "",
+                helpText: "WAL frames not yet copied into the database file after the last checkpoint."), labels: [])
         blendRefits = counter("blend_refits", "Attempts to learn the ranker's blend again from the feedback (promoted or not).")
         blendVersion = r.makeGauge(
-            descriptor: .init(namespace: "soundtrack", metricName: "blend_version", unitName: "",
-                              helpText: "The version of the ranker's blend in use (0: the models' own)."), labels: [])
+            descriptor: .init(
+                namespace: "soundtrack", metricName: "blend_version", unitName: "",
+                helpText: "The version of the ranker's blend in use (0: the models' own)."), labels: [])
         commitSeconds = r.makeDurationHistogram(
             descriptor: .init(namespace: "soundtrack", metricName: "commit_duration", unitName: "seconds", helpText: "Time to commit one write batch."),
             labels: [], buckets: Self.latencyBuckets)
@@ -85,7 +87,8 @@ public final class ServerMetrics: Sendable {
         let histogram = latency.withLock { h in
             if let x = h[hkey] { return x }
             let x = registry.makeDurationHistogram(
-                descriptor: .init(namespace: "soundtrack", subsystem: "http", metricName: "request_duration", unitName: "seconds", helpText: "HTTP request latency by route and method."),
+                descriptor: .init(
+                    namespace: "soundtrack", subsystem: "http", metricName: "request_duration", unitName: "seconds", helpText: "HTTP request latency by route and method."),
                 labels: [("route", route), ("method", method)], buckets: Self.latencyBuckets)
             h[hkey] = x
             return x

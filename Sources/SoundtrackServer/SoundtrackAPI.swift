@@ -93,7 +93,8 @@ public final class SoundtrackAPI: Sendable {
     public static let routes: [(method: HTTPRequest.Method, path: String)] = [
         (.post, "/v1/picks"), (.post, "/v1/feedback"), (.get, "/v1/users/{id}/bins"), (.post, "/v1/users"),
         (.delete, "/v1/users/{id}"), (.put, "/v1/users/{id}/email"), (.get, "/v1/users/{id}/settings"), (.patch, "/v1/users/{id}/settings"),
-        (.get, "/v1/users/{id}/history"), (.get, "/v1/users/{id}/places"), (.post, "/v1/users/{id}/onboard"), (.get, "/v1/users/{id}/export"), (.put, "/v1/users/{id}/places/{place}"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
+        (.get, "/v1/users/{id}/history"), (.get, "/v1/users/{id}/places"), (.post, "/v1/users/{id}/onboard"), (.get, "/v1/users/{id}/export"),
+        (.put, "/v1/users/{id}/places/{place}"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
     ]
 
     /// The methods the API serves at a request path (the route templates' `{id}` match any one

@@ -11,131 +11,133 @@ enum Schema {
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE users (
-                    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) BETWEEN 1 AND 128),
-                    email_hash TEXT CHECK (email_hash IS NULL OR length(email_hash) = 64),
-                    age INTEGER CHECK (age IS NULL OR age BETWEEN 13 AND 120),
-                    region TEXT CHECK (region IS NULL OR length(region) BETWEEN 1 AND 64),
-                    created_at TEXT NOT NULL,
-                    pick_counter INTEGER NOT NULL DEFAULT 0 CHECK (pick_counter >= 0),
-                    next_bin_number INTEGER NOT NULL DEFAULT 1 CHECK (next_bin_number >= 1)
-                );
-                CREATE TABLE user_settings (
-                    user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    location_services INTEGER NOT NULL DEFAULT 1 CHECK (location_services IN (0, 1)),
-                    volume_control INTEGER NOT NULL DEFAULT 0 CHECK (volume_control IN (0, 1)),
-                    keep_raw_snapshots INTEGER NOT NULL DEFAULT 0 CHECK (keep_raw_snapshots IN (0, 1))
-                );
-                CREATE TABLE songs (
-                    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) >= 1),
-                    title TEXT NOT NULL,
-                    artist TEXT NOT NULL,
-                    album TEXT,
-                    year INTEGER CHECK (year IS NULL OR year BETWEEN 1000 AND 2100),
-                    genres TEXT NOT NULL DEFAULT '',
-                    duration_ms INTEGER CHECK (duration_ms IS NULL OR duration_ms > 0),
-                    popularity INTEGER CHECK (popularity IS NULL OR popularity BETWEEN 0 AND 100),
-                    tempo REAL CHECK (tempo IS NULL OR tempo BETWEEN 0 AND 300),
-                    energy REAL CHECK (energy IS NULL OR energy BETWEEN 0 AND 1),
-                    valence REAL CHECK (valence IS NULL OR valence BETWEEN 0 AND 1),
-                    danceability REAL CHECK (danceability IS NULL OR danceability BETWEEN 0 AND 1),
-                    acousticness REAL CHECK (acousticness IS NULL OR acousticness BETWEEN 0 AND 1),
-                    instrumentalness REAL CHECK (instrumentalness IS NULL OR instrumentalness BETWEEN 0 AND 1),
-                    speechiness REAL CHECK (speechiness IS NULL OR speechiness BETWEEN 0 AND 1),
-                    loudness REAL CHECK (loudness IS NULL OR loudness BETWEEN -60 AND 5)
-                );
-                CREATE TABLE bins (
-                    id INTEGER PRIMARY KEY,
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    number INTEGER NOT NULL CHECK (number >= 1),
-                    label TEXT NOT NULL,
-                    layout_version INTEGER NOT NULL,
-                    centroid BLOB NOT NULL,
-                    spread BLOB NOT NULL,
-                    observed BLOB NOT NULL,
-                    observations INTEGER NOT NULL CHECK (observations >= 1),
-                    prior TEXT,
-                    created_at REAL NOT NULL,
-                    updated_at REAL NOT NULL,
-                    UNIQUE (user_id, number),
-                    CHECK (length(centroid) = length(spread) AND length(spread) = length(observed) AND length(centroid) % 4 = 0)
-                );
-                CREATE TABLE bin_songs (
-                    bin_id INTEGER NOT NULL REFERENCES bins(id) ON DELETE CASCADE,
-                    song_id TEXT NOT NULL REFERENCES songs(id) ON DELETE RESTRICT,
-                    position INTEGER NOT NULL CHECK (position >= 0),
-                    likes INTEGER NOT NULL DEFAULT 0 CHECK (likes >= 0),
-                    dislikes INTEGER NOT NULL DEFAULT 0 CHECK (dislikes >= 0),
-                    PRIMARY KEY (bin_id, song_id)
-                ) WITHOUT ROWID;
-                CREATE INDEX bin_songs_song ON bin_songs(song_id);
-                CREATE TABLE weights (
-                    user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    layout_version INTEGER NOT NULL,
-                    vector BLOB NOT NULL CHECK (length(vector) % 4 = 0)
-                );
-                CREATE TABLE places (
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    id TEXT NOT NULL,
-                    lat REAL NOT NULL CHECK (lat BETWEEN -90 AND 90),
-                    lon REAL NOT NULL CHECK (lon BETWEEN -180 AND 180),
-                    count INTEGER NOT NULL CHECK (count >= 1),
-                    PRIMARY KEY (user_id, id)
-                );
-                CREATE TABLE sessions (
-                    user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    current_bin INTEGER,
-                    dislike_streak INTEGER NOT NULL DEFAULT 0 CHECK (dislike_streak >= 0),
-                    avoided TEXT NOT NULL DEFAULT '[]',
-                    switched_to INTEGER,
-                    last_at REAL,
-                    recent_tracks TEXT NOT NULL DEFAULT '[]'
-                );
-                CREATE TABLE picks (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    seq INTEGER NOT NULL CHECK (seq >= 0),
-                    at REAL NOT NULL,
-                    bin_number INTEGER NOT NULL,
-                    track_id TEXT NOT NULL,
-                    layout_version INTEGER NOT NULL,
-                    features BLOB NOT NULL,
-                    mask BLOB NOT NULL,
-                    ranking TEXT NOT NULL,
-                    UNIQUE (user_id, seq)
-                );
-                CREATE TABLE feedback (
-                    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) >= 1),
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    at REAL NOT NULL,
-                    track_id TEXT NOT NULL,
-                    signal TEXT NOT NULL CHECK (signal IN ('like', 'dislike', 'skip', 'complete')),
-                    played_ms INTEGER CHECK (played_ms IS NULL OR played_ms >= 0),
-                    pick_id TEXT,
-                    bin_number INTEGER NOT NULL,
-                    switched_to INTEGER,
-                    snapshot TEXT,
-                    applied_seq INTEGER NOT NULL
-                );
-                CREATE INDEX feedback_user ON feedback(user_id, applied_seq);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE users (
+                        id TEXT PRIMARY KEY NOT NULL CHECK (length(id) BETWEEN 1 AND 128),
+                        email_hash TEXT CHECK (email_hash IS NULL OR length(email_hash) = 64),
+                        age INTEGER CHECK (age IS NULL OR age BETWEEN 13 AND 120),
+                        region TEXT CHECK (region IS NULL OR length(region) BETWEEN 1 AND 64),
+                        created_at TEXT NOT NULL,
+                        pick_counter INTEGER NOT NULL DEFAULT 0 CHECK (pick_counter >= 0),
+                        next_bin_number INTEGER NOT NULL DEFAULT 1 CHECK (next_bin_number >= 1)
+                    );
+                    CREATE TABLE user_settings (
+                        user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        location_services INTEGER NOT NULL DEFAULT 1 CHECK (location_services IN (0, 1)),
+                        volume_control INTEGER NOT NULL DEFAULT 0 CHECK (volume_control IN (0, 1)),
+                        keep_raw_snapshots INTEGER NOT NULL DEFAULT 0 CHECK (keep_raw_snapshots IN (0, 1))
+                    );
+                    CREATE TABLE songs (
+                        id TEXT PRIMARY KEY NOT NULL CHECK (length(id) >= 1),
+                        title TEXT NOT NULL,
+                        artist TEXT NOT NULL,
+                        album TEXT,
+                        year INTEGER CHECK (year IS NULL OR year BETWEEN 1000 AND 2100),
+                        genres TEXT NOT NULL DEFAULT '',
+                        duration_ms INTEGER CHECK (duration_ms IS NULL OR duration_ms > 0),
+                        popularity INTEGER CHECK (popularity IS NULL OR popularity BETWEEN 0 AND 100),
+                        tempo REAL CHECK (tempo IS NULL OR tempo BETWEEN 0 AND 300),
+                        energy REAL CHECK (energy IS NULL OR energy BETWEEN 0 AND 1),
+                        valence REAL CHECK (valence IS NULL OR valence BETWEEN 0 AND 1),
+                        danceability REAL CHECK (danceability IS NULL OR danceability BETWEEN 0 AND 1),
+                        acousticness REAL CHECK (acousticness IS NULL OR acousticness BETWEEN 0 AND 1),
+                        instrumentalness REAL CHECK (instrumentalness IS NULL OR instrumentalness BETWEEN 0 AND 1),
+                        speechiness REAL CHECK (speechiness IS NULL OR speechiness BETWEEN 0 AND 1),
+                        loudness REAL CHECK (loudness IS NULL OR loudness BETWEEN -60 AND 5)
+                    );
+                    CREATE TABLE bins (
+                        id INTEGER PRIMARY KEY,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        number INTEGER NOT NULL CHECK (number >= 1),
+                        label TEXT NOT NULL,
+                        layout_version INTEGER NOT NULL,
+                        centroid BLOB NOT NULL,
+                        spread BLOB NOT NULL,
+                        observed BLOB NOT NULL,
+                        observations INTEGER NOT NULL CHECK (observations >= 1),
+                        prior TEXT,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL,
+                        UNIQUE (user_id, number),
+                        CHECK (length(centroid) = length(spread) AND length(spread) = length(observed) AND length(centroid) % 4 = 0)
+                    );
+                    CREATE TABLE bin_songs (
+                        bin_id INTEGER NOT NULL REFERENCES bins(id) ON DELETE CASCADE,
+                        song_id TEXT NOT NULL REFERENCES songs(id) ON DELETE RESTRICT,
+                        position INTEGER NOT NULL CHECK (position >= 0),
+                        likes INTEGER NOT NULL DEFAULT 0 CHECK (likes >= 0),
+                        dislikes INTEGER NOT NULL DEFAULT 0 CHECK (dislikes >= 0),
+                        PRIMARY KEY (bin_id, song_id)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX bin_songs_song ON bin_songs(song_id);
+                    CREATE TABLE weights (
+                        user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        layout_version INTEGER NOT NULL,
+                        vector BLOB NOT NULL CHECK (length(vector) % 4 = 0)
+                    );
+                    CREATE TABLE places (
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        id TEXT NOT NULL,
+                        lat REAL NOT NULL CHECK (lat BETWEEN -90 AND 90),
+                        lon REAL NOT NULL CHECK (lon BETWEEN -180 AND 180),
+                        count INTEGER NOT NULL CHECK (count >= 1),
+                        PRIMARY KEY (user_id, id)
+                    );
+                    CREATE TABLE sessions (
+                        user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        current_bin INTEGER,
+                        dislike_streak INTEGER NOT NULL DEFAULT 0 CHECK (dislike_streak >= 0),
+                        avoided TEXT NOT NULL DEFAULT '[]',
+                        switched_to INTEGER,
+                        last_at REAL,
+                        recent_tracks TEXT NOT NULL DEFAULT '[]'
+                    );
+                    CREATE TABLE picks (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        seq INTEGER NOT NULL CHECK (seq >= 0),
+                        at REAL NOT NULL,
+                        bin_number INTEGER NOT NULL,
+                        track_id TEXT NOT NULL,
+                        layout_version INTEGER NOT NULL,
+                        features BLOB NOT NULL,
+                        mask BLOB NOT NULL,
+                        ranking TEXT NOT NULL,
+                        UNIQUE (user_id, seq)
+                    );
+                    CREATE TABLE feedback (
+                        id TEXT PRIMARY KEY NOT NULL CHECK (length(id) >= 1),
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        at REAL NOT NULL,
+                        track_id TEXT NOT NULL,
+                        signal TEXT NOT NULL CHECK (signal IN ('like', 'dislike', 'skip', 'complete')),
+                        played_ms INTEGER CHECK (played_ms IS NULL OR played_ms >= 0),
+                        pick_id TEXT,
+                        bin_number INTEGER NOT NULL,
+                        switched_to INTEGER,
+                        snapshot TEXT,
+                        applied_seq INTEGER NOT NULL
+                    );
+                    CREATE INDEX feedback_user ON feedback(user_id, applied_seq);
+                    """)
         }
         m.registerMigration("v2") { db in
             // API keys of the HTTP service: only a SHA-256 hash of each secret is kept.
-            try db.execute(sql: """
-                CREATE TABLE api_keys (
-                    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) BETWEEN 4 AND 64),
-                    hash TEXT NOT NULL UNIQUE CHECK (length(hash) = 64),
-                    role TEXT NOT NULL CHECK (role IN ('user', 'admin')),
-                    user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
-                    label TEXT CHECK (label IS NULL OR length(label) <= 128),
-                    created_at TEXT NOT NULL,
-                    revoked_at TEXT,
-                    CHECK ((role = 'user') = (user_id IS NOT NULL))
-                );
-                CREATE INDEX api_keys_user ON api_keys(user_id);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE api_keys (
+                        id TEXT PRIMARY KEY NOT NULL CHECK (length(id) BETWEEN 4 AND 64),
+                        hash TEXT NOT NULL UNIQUE CHECK (length(hash) = 64),
+                        role TEXT NOT NULL CHECK (role IN ('user', 'admin')),
+                        user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
+                        label TEXT CHECK (label IS NULL OR length(label) <= 128),
+                        created_at TEXT NOT NULL,
+                        revoked_at TEXT,
+                        CHECK ((role = 'user') = (user_id IS NOT NULL))
+                    );
+                    CREATE INDEX api_keys_user ON api_keys(user_id);
+                    """)
         }
         m.registerMigration("v3") { db in
             // Calendar events imported from ICS files (and fetched from Google Calendar), one row per
@@ -143,33 +145,34 @@ enum Schema {
             // The event key is a SHA-256 of the source's event id and the occurrence's start (UIDs
             // may carry email addresses). A user's library from a streaming service: which tracks,
             // from which list (saved, top, own playlists), so onboarding can start from real taste.
-            try db.execute(sql: """
-                CREATE TABLE calendar_events (
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    source TEXT NOT NULL CHECK (source IN ('ics', 'google')),
-                    event_key TEXT NOT NULL CHECK (length(event_key) = 64),
-                    start_at REAL NOT NULL,
-                    end_at REAL NOT NULL CHECK (end_at >= start_at),
-                    offset_s INTEGER NOT NULL CHECK (offset_s BETWEEN -86399 AND 86399),
-                    all_day INTEGER NOT NULL CHECK (all_day IN (0, 1)),
-                    category TEXT NOT NULL CHECK (category IN ('workout', 'study', 'work', 'social', 'travel', 'rest', 'other')),
-                    title TEXT CHECK (title IS NULL OR length(title) <= 1024),
-                    imported_at REAL NOT NULL,
-                    PRIMARY KEY (user_id, source, event_key)
-                ) WITHOUT ROWID;
-                CREATE INDEX calendar_events_time ON calendar_events(user_id, start_at);
-                CREATE TABLE library_tracks (
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    service TEXT NOT NULL CHECK (service IN ('spotify')),
-                    list TEXT NOT NULL CHECK (list IN ('saved', 'top', 'playlist')),
-                    track_id TEXT NOT NULL REFERENCES songs(id) ON DELETE RESTRICT,
-                    rank INTEGER NOT NULL CHECK (rank >= 0),
-                    added_at REAL,
-                    imported_at REAL NOT NULL,
-                    PRIMARY KEY (user_id, service, list, track_id)
-                ) WITHOUT ROWID;
-                CREATE INDEX library_tracks_song ON library_tracks(track_id);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE calendar_events (
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        source TEXT NOT NULL CHECK (source IN ('ics', 'google')),
+                        event_key TEXT NOT NULL CHECK (length(event_key) = 64),
+                        start_at REAL NOT NULL,
+                        end_at REAL NOT NULL CHECK (end_at >= start_at),
+                        offset_s INTEGER NOT NULL CHECK (offset_s BETWEEN -86399 AND 86399),
+                        all_day INTEGER NOT NULL CHECK (all_day IN (0, 1)),
+                        category TEXT NOT NULL CHECK (category IN ('workout', 'study', 'work', 'social', 'travel', 'rest', 'other')),
+                        title TEXT CHECK (title IS NULL OR length(title) <= 1024),
+                        imported_at REAL NOT NULL,
+                        PRIMARY KEY (user_id, source, event_key)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX calendar_events_time ON calendar_events(user_id, start_at);
+                    CREATE TABLE library_tracks (
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        service TEXT NOT NULL CHECK (service IN ('spotify')),
+                        list TEXT NOT NULL CHECK (list IN ('saved', 'top', 'playlist')),
+                        track_id TEXT NOT NULL REFERENCES songs(id) ON DELETE RESTRICT,
+                        rank INTEGER NOT NULL CHECK (rank >= 0),
+                        added_at REAL,
+                        imported_at REAL NOT NULL,
+                        PRIMARY KEY (user_id, service, list, track_id)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX library_tracks_song ON library_tracks(track_id);
+                    """)
         }
         // Foreign keys stay on (`.immediate`): nothing references `feedback`, and its copied rows
         // are checked as they are inserted. With GRDB's default (`.deferred`) the migration ran
@@ -180,26 +183,27 @@ enum Schema {
             // evaluates a CHECK's IN list of more than two constants through an ephemeral table
             // that it builds again for every row inserted, which was 40 % of the cost of inserting
             // a feedback row (replay inserts hundreds of thousands). Rows keep their row ids.
-            try db.execute(sql: """
-                CREATE TABLE feedback_v4 (
-                    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) >= 1),
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    at REAL NOT NULL,
-                    track_id TEXT NOT NULL,
-                    signal TEXT NOT NULL CHECK (signal = 'like' OR signal = 'dislike' OR signal = 'skip' OR signal = 'complete'),
-                    played_ms INTEGER CHECK (played_ms IS NULL OR played_ms >= 0),
-                    pick_id TEXT,
-                    bin_number INTEGER NOT NULL,
-                    switched_to INTEGER,
-                    snapshot TEXT,
-                    applied_seq INTEGER NOT NULL
-                );
-                INSERT INTO feedback_v4 (rowid, id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
-                    SELECT rowid, id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq FROM feedback;
-                DROP TABLE feedback;
-                ALTER TABLE feedback_v4 RENAME TO feedback;
-                CREATE INDEX feedback_user ON feedback(user_id, applied_seq);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE feedback_v4 (
+                        id TEXT PRIMARY KEY NOT NULL CHECK (length(id) >= 1),
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        at REAL NOT NULL,
+                        track_id TEXT NOT NULL,
+                        signal TEXT NOT NULL CHECK (signal = 'like' OR signal = 'dislike' OR signal = 'skip' OR signal = 'complete'),
+                        played_ms INTEGER CHECK (played_ms IS NULL OR played_ms >= 0),
+                        pick_id TEXT,
+                        bin_number INTEGER NOT NULL,
+                        switched_to INTEGER,
+                        snapshot TEXT,
+                        applied_seq INTEGER NOT NULL
+                    );
+                    INSERT INTO feedback_v4 (rowid, id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
+                        SELECT rowid, id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq FROM feedback;
+                    DROP TABLE feedback;
+                    ALTER TABLE feedback_v4 RENAME TO feedback;
+                    CREATE INDEX feedback_user ON feedback(user_id, applied_seq);
+                    """)
         }
         m.registerMigration("v5", foreignKeyChecks: .immediate) { db in
             // Memberships lose their index by song. It served only SQLite's foreign-key check when a
@@ -237,13 +241,14 @@ enum Schema {
                 songs.append(BinSong(trackId: members.text(1), likes: members.int(2), dislikes: members.int(3)))
             }
             try flush()
-            try db.execute(sql: """
-                DROP TABLE bin_songs;
-                CREATE VIEW bin_songs AS
-                    SELECT b.id AS bin_id, CAST(j.key AS INTEGER) AS position, json_extract(j.value, '$[0]') AS song_id,
-                           json_extract(j.value, '$[1]') AS likes, json_extract(j.value, '$[2]') AS dislikes
-                    FROM bins b, json_each(b.songs) j;
-                """)
+            try db.execute(
+                sql: """
+                    DROP TABLE bin_songs;
+                    CREATE VIEW bin_songs AS
+                        SELECT b.id AS bin_id, CAST(j.key AS INTEGER) AS position, json_extract(j.value, '$[0]') AS song_id,
+                               json_extract(j.value, '$[1]') AS likes, json_extract(j.value, '$[2]') AS dislikes
+                        FROM bins b, json_each(b.songs) j;
+                    """)
         }
         m.registerMigration("v7", foreignKeyChecks: .immediate) { db in
             // Bins as online clusters, ratings, and feature layout v2 (docs/features.md):
@@ -255,38 +260,39 @@ enum Schema {
             //   because a CHECK cannot be altered);
             // - the view `bin_songs` gains a song's rating (a fourth element of a song, when it has one);
             // - every stored vector of layout v1 moves to v2 by slot name (``LayoutMigration``).
-            try db.execute(sql: """
-                ALTER TABLE users ADD COLUMN place_names TEXT NOT NULL DEFAULT '[]';
-                ALTER TABLE users ADD COLUMN tag_names TEXT NOT NULL DEFAULT '[]';
-                ALTER TABLE users ADD COLUMN merged_into TEXT NOT NULL DEFAULT '[]';
-                ALTER TABLE bins ADD COLUMN mean_time REAL;
-                ALTER TABLE bins ADD COLUMN transitions TEXT NOT NULL DEFAULT '[]';
-                CREATE TABLE feedback_v7 (
-                    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) >= 1),
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    at REAL NOT NULL,
-                    track_id TEXT NOT NULL,
-                    signal TEXT NOT NULL CHECK (signal = 'like' OR signal = 'dislike' OR signal = 'skip' OR signal = 'complete' OR signal = 'rate'),
-                    played_ms INTEGER CHECK (played_ms IS NULL OR played_ms >= 0),
-                    pick_id TEXT,
-                    bin_number INTEGER NOT NULL,
-                    switched_to INTEGER,
-                    snapshot TEXT,
-                    applied_seq INTEGER NOT NULL,
-                    rating INTEGER CHECK ((signal = 'rate') = (rating IS NOT NULL) AND (rating IS NULL OR rating BETWEEN 1 AND 5))
-                );
-                INSERT INTO feedback_v7 (rowid, id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
-                    SELECT rowid, id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq FROM feedback;
-                DROP TABLE feedback;
-                ALTER TABLE feedback_v7 RENAME TO feedback;
-                CREATE INDEX feedback_user ON feedback(user_id, applied_seq);
-                DROP VIEW bin_songs;
-                CREATE VIEW bin_songs AS
-                    SELECT b.id AS bin_id, CAST(j.key AS INTEGER) AS position, json_extract(j.value, '$[0]') AS song_id,
-                           json_extract(j.value, '$[1]') AS likes, json_extract(j.value, '$[2]') AS dislikes,
-                           json_extract(j.value, '$[3]') AS rating
-                    FROM bins b, json_each(b.songs) j;
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE users ADD COLUMN place_names TEXT NOT NULL DEFAULT '[]';
+                    ALTER TABLE users ADD COLUMN tag_names TEXT NOT NULL DEFAULT '[]';
+                    ALTER TABLE users ADD COLUMN merged_into TEXT NOT NULL DEFAULT '[]';
+                    ALTER TABLE bins ADD COLUMN mean_time REAL;
+                    ALTER TABLE bins ADD COLUMN transitions TEXT NOT NULL DEFAULT '[]';
+                    CREATE TABLE feedback_v7 (
+                        id TEXT PRIMARY KEY NOT NULL CHECK (length(id) >= 1),
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        at REAL NOT NULL,
+                        track_id TEXT NOT NULL,
+                        signal TEXT NOT NULL CHECK (signal = 'like' OR signal = 'dislike' OR signal = 'skip' OR signal = 'complete' OR signal = 'rate'),
+                        played_ms INTEGER CHECK (played_ms IS NULL OR played_ms >= 0),
+                        pick_id TEXT,
+                        bin_number INTEGER NOT NULL,
+                        switched_to INTEGER,
+                        snapshot TEXT,
+                        applied_seq INTEGER NOT NULL,
+                        rating INTEGER CHECK ((signal = 'rate') = (rating IS NOT NULL) AND (rating IS NULL OR rating BETWEEN 1 AND 5))
+                    );
+                    INSERT INTO feedback_v7 (rowid, id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
+                        SELECT rowid, id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq FROM feedback;
+                    DROP TABLE feedback;
+                    ALTER TABLE feedback_v7 RENAME TO feedback;
+                    CREATE INDEX feedback_user ON feedback(user_id, applied_seq);
+                    DROP VIEW bin_songs;
+                    CREATE VIEW bin_songs AS
+                        SELECT b.id AS bin_id, CAST(j.key AS INTEGER) AS position, json_extract(j.value, '$[0]') AS song_id,
+                               json_extract(j.value, '$[1]') AS likes, json_extract(j.value, '$[2]') AS dislikes,
+                               json_extract(j.value, '$[3]') AS rating
+                        FROM bins b, json_each(b.songs) j;
+                    """)
             try migrateLayoutV1(db)
         }
         m.registerMigration("v8", foreignKeyChecks: .immediate) { db in
@@ -296,11 +302,12 @@ enum Schema {
             // re-keyed without the address: it is replaced when the address is next supplied. The
             // CHECK holds for the rows as they are (SQLite checks the rows when a column with a CHECK
             // is added), so it does not require a scheme of every hash: a hash without one is SHA-256.
-            try db.execute(sql: """
-                ALTER TABLE users ADD COLUMN email_hash_scheme TEXT
-                    CHECK (email_hash_scheme IS NULL OR (email_hash IS NOT NULL AND email_hash_scheme IN ('hmac-sha256', 'sha256')));
-                UPDATE users SET email_hash_scheme = 'sha256' WHERE email_hash IS NOT NULL;
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE users ADD COLUMN email_hash_scheme TEXT
+                        CHECK (email_hash_scheme IS NULL OR (email_hash IS NOT NULL AND email_hash_scheme IN ('hmac-sha256', 'sha256')));
+                    UPDATE users SET email_hash_scheme = 'sha256' WHERE email_hash IS NOT NULL;
+                    """)
         }
         m.registerMigration("v9", foreignKeyChecks: .immediate) { db in
             // Settings of the whole store, by name: `email_key_fingerprint`, the fingerprint of the
@@ -315,15 +322,16 @@ enum Schema {
             // so that loading the user applies it again; a write of the user's state deletes them.
             // A rowid table: new rows append at its end (an event is about a kilobyte, too big for
             // the keys of a WITHOUT ROWID table), found by user through the unique index.
-            try db.execute(sql: """
-                CREATE TABLE pending_events (
-                    id INTEGER PRIMARY KEY,
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    applied_seq INTEGER NOT NULL,
-                    event TEXT NOT NULL,
-                    UNIQUE (user_id, applied_seq)
-                )
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE pending_events (
+                        id INTEGER PRIMARY KEY,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        applied_seq INTEGER NOT NULL,
+                        event TEXT NOT NULL,
+                        UNIQUE (user_id, applied_seq)
+                    )
+                    """)
         }
         m.registerMigration("v11", foreignKeyChecks: .immediate) { db in
             // How far each user's stored state reaches: the `applied_seq` of the last pending event
@@ -343,31 +351,32 @@ enum Schema {
             // - ranker_blends: every blend fitted, promoted or not, with what judged it; the one in
             //   use is `store_settings.ranker_blend` (absent or 0: the models' own blend);
             // - sessions.tracks: the tracks the session's feedback was about (``SessionState/tracks``).
-            try db.execute(sql: """
-                CREATE TABLE blend_examples (
-                    id INTEGER PRIMARY KEY,
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    applied_seq INTEGER NOT NULL,
-                    width INTEGER NOT NULL CHECK (width >= 1),
-                    signals BLOB NOT NULL CHECK (length(signals) % (4 * width) = 0 AND length(signals) >= 8 * width),
-                    UNIQUE (user_id, applied_seq)
-                );
-                ALTER TABLE sessions ADD COLUMN tracks TEXT NOT NULL DEFAULT '[]';
-                CREATE TABLE ranker_blends (
-                    version INTEGER PRIMARY KEY CHECK (version >= 1),
-                    created_at REAL NOT NULL,
-                    weights TEXT NOT NULL CHECK (json_valid(weights)),
-                    source TEXT NOT NULL,
-                    events INTEGER NOT NULL CHECK (events >= 0),
-                    training INTEGER NOT NULL CHECK (training >= 0),
-                    validation INTEGER NOT NULL CHECK (validation >= 0),
-                    ndcg REAL NOT NULL,
-                    compared_with INTEGER NOT NULL CHECK (compared_with >= 0),
-                    compared_ndcg REAL NOT NULL,
-                    promoted INTEGER NOT NULL CHECK (promoted IN (0, 1)),
-                    reason TEXT NOT NULL
-                );
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE blend_examples (
+                        id INTEGER PRIMARY KEY,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        applied_seq INTEGER NOT NULL,
+                        width INTEGER NOT NULL CHECK (width >= 1),
+                        signals BLOB NOT NULL CHECK (length(signals) % (4 * width) = 0 AND length(signals) >= 8 * width),
+                        UNIQUE (user_id, applied_seq)
+                    );
+                    ALTER TABLE sessions ADD COLUMN tracks TEXT NOT NULL DEFAULT '[]';
+                    CREATE TABLE ranker_blends (
+                        version INTEGER PRIMARY KEY CHECK (version >= 1),
+                        created_at REAL NOT NULL,
+                        weights TEXT NOT NULL CHECK (json_valid(weights)),
+                        source TEXT NOT NULL,
+                        events INTEGER NOT NULL CHECK (events >= 0),
+                        training INTEGER NOT NULL CHECK (training >= 0),
+                        validation INTEGER NOT NULL CHECK (validation >= 0),
+                        ndcg REAL NOT NULL,
+                        compared_with INTEGER NOT NULL CHECK (compared_with >= 0),
+                        compared_ndcg REAL NOT NULL,
+                        promoted INTEGER NOT NULL CHECK (promoted IN (0, 1)),
+                        reason TEXT NOT NULL
+                    );
+                    """)
         }
         m.registerMigration("v13", foreignKeyChecks: .immediate) { db in
             // The community model kept current instead of rebuilt from the whole log by every
@@ -378,33 +387,34 @@ enum Schema {
             // an event was counted in, so that rows after `seq` are counted again exactly. A
             // database without a `community` row has its model rebuilt from the log once, by the
             // first process that ranks tracks, which writes it.
-            try db.execute(sql: """
-                ALTER TABLE feedback ADD COLUMN context BLOB;
-                CREATE TABLE community (
-                    id INTEGER PRIMARY KEY CHECK (id = 1),
-                    seq INTEGER NOT NULL CHECK (seq >= 0),
-                    version INTEGER NOT NULL,
-                    max_likes INTEGER NOT NULL,
-                    max_raters INTEGER NOT NULL,
-                    stats BLOB NOT NULL CHECK (length(stats) % 16 = 0),
-                    top BLOB NOT NULL CHECK (length(top) % 4 = 0)
-                );
-                CREATE TABLE community_tracks (
-                    row INTEGER PRIMARY KEY CHECK (row >= 0),
-                    co_liked BLOB NOT NULL CHECK (length(co_liked) % 8 = 0),
-                    co_rated BLOB NOT NULL CHECK (length(co_rated) % 8 = 0),
-                    contexts BLOB NOT NULL CHECK (length(contexts) % 12 = 0)
-                );
-                CREATE TABLE community_tops (
-                    attribute INTEGER PRIMARY KEY,
-                    rows BLOB NOT NULL CHECK (length(rows) % 4 = 0)
-                );
-                CREATE TABLE community_people (
-                    user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    liked BLOB NOT NULL CHECK (length(liked) % 4 = 0),
-                    rated BLOB NOT NULL CHECK (length(rated) % 4 = 0)
-                ) WITHOUT ROWID;
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE feedback ADD COLUMN context BLOB;
+                    CREATE TABLE community (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        seq INTEGER NOT NULL CHECK (seq >= 0),
+                        version INTEGER NOT NULL,
+                        max_likes INTEGER NOT NULL,
+                        max_raters INTEGER NOT NULL,
+                        stats BLOB NOT NULL CHECK (length(stats) % 16 = 0),
+                        top BLOB NOT NULL CHECK (length(top) % 4 = 0)
+                    );
+                    CREATE TABLE community_tracks (
+                        row INTEGER PRIMARY KEY CHECK (row >= 0),
+                        co_liked BLOB NOT NULL CHECK (length(co_liked) % 8 = 0),
+                        co_rated BLOB NOT NULL CHECK (length(co_rated) % 8 = 0),
+                        contexts BLOB NOT NULL CHECK (length(contexts) % 12 = 0)
+                    );
+                    CREATE TABLE community_tops (
+                        attribute INTEGER PRIMARY KEY,
+                        rows BLOB NOT NULL CHECK (length(rows) % 4 = 0)
+                    );
+                    CREATE TABLE community_people (
+                        user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        liked BLOB NOT NULL CHECK (length(liked) % 4 = 0),
+                        rated BLOB NOT NULL CHECK (length(rated) % 4 = 0)
+                    ) WITHOUT ROWID;
+                    """)
         }
         m.registerMigration("v14") { db in
             // Learned place centres are kept at 0.001° (PlaceBook.precisionDegrees, about 100 m):
@@ -425,19 +435,20 @@ enum Schema {
             // a process reads it instead of building the index from every song. The store writes it
             // with every catalog change; any other change of `songs` deletes it (these triggers), so
             // a stored index is always the index of the songs as they are.
-            try db.execute(sql: """
-                CREATE TABLE catalog_index (
-                    id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
-                    format INTEGER NOT NULL,
-                    data BLOB NOT NULL
-                );
-                CREATE TRIGGER songs_insert_drops_index AFTER INSERT ON songs WHEN EXISTS (SELECT 1 FROM catalog_index)
-                BEGIN DELETE FROM catalog_index; END;
-                CREATE TRIGGER songs_update_drops_index AFTER UPDATE ON songs WHEN EXISTS (SELECT 1 FROM catalog_index)
-                BEGIN DELETE FROM catalog_index; END;
-                CREATE TRIGGER songs_delete_drops_index AFTER DELETE ON songs WHEN EXISTS (SELECT 1 FROM catalog_index)
-                BEGIN DELETE FROM catalog_index; END;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE catalog_index (
+                        id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+                        format INTEGER NOT NULL,
+                        data BLOB NOT NULL
+                    );
+                    CREATE TRIGGER songs_insert_drops_index AFTER INSERT ON songs WHEN EXISTS (SELECT 1 FROM catalog_index)
+                    BEGIN DELETE FROM catalog_index; END;
+                    CREATE TRIGGER songs_update_drops_index AFTER UPDATE ON songs WHEN EXISTS (SELECT 1 FROM catalog_index)
+                    BEGIN DELETE FROM catalog_index; END;
+                    CREATE TRIGGER songs_delete_drops_index AFTER DELETE ON songs WHEN EXISTS (SELECT 1 FROM catalog_index)
+                    BEGIN DELETE FROM catalog_index; END;
+                    """)
             if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM songs)") == true { try Store.storeCatalogIndex(db) }
         }
         return m
@@ -462,7 +473,7 @@ enum Schema {
                 arguments: [
                     FeatureLayout.version, try convert(r["centroid"], fill: 0, table: "bins", column: "centroid", row: id),
                     try convert(r["spread"], fill: spread, table: "bins", column: "spread", row: id),
-                    try convert(r["observed"], fill: 0, table: "bins", column: "observed", row: id), id,
+                    try convert(r["observed"], fill: 0, table: "bins", column: "observed", row: id), id
                 ])
         }
         for r in try Row.fetchAll(db, sql: "SELECT rowid, user_id, vector FROM weights WHERE layout_version = 1") {
@@ -485,7 +496,7 @@ enum Schema {
                 sql: "UPDATE picks SET layout_version = ?, features = ?, mask = ? WHERE rowid = ?",
                 arguments: [
                     FeatureLayout.version, try convert(r["features"], fill: 0, table: "picks", column: "features", row: row),
-                    try convert(r["mask"], fill: 0, table: "picks", column: "mask", row: row), row,
+                    try convert(r["mask"], fill: 0, table: "picks", column: "mask", row: row), row
                 ])
         }
     }

@@ -54,7 +54,9 @@ extension Store {
         // Bins in (user, number) order, each with its songs (``SongListCoding``). Track ids repeat
         // across users: one string per distinct id, shared, found by its hash.
         var interned: [UInt64: String] = [:]
-        let b = try RawStatement(db, """
+        let b = try RawStatement(
+            db,
+            """
             SELECT user_id, id, number, label, layout_version, centroid, spread, observed, observations, prior, created_at, updated_at, songs,
                 mean_time, transitions
             FROM bins WHERE user_id IN \(wanted) ORDER BY user_id, number
@@ -85,12 +87,13 @@ extension Store {
                 songs.append(BinSong(trackId: id, key: TrackKey(hash: key), likes: likes, dislikes: dislikes, rating: rating))
             }
             guard ok else { throw SongListCoding.unreadable(bin: b.int64(1)) }
-            p.bins.append(Bin(
-                number: b.int(2), label: b.text(3),
-                centroid: b.floats(5), spread: b.floats(6), observed: b.floats(7),
-                observations: b.int(8), songs: songs, prior: b.optionalText(9),
-                createdAt: Date(timeIntervalSince1970: b.double(10)), updatedAt: Date(timeIntervalSince1970: b.double(11)),
-                meanTime: b.isNull(13) ? nil : b.double(13), transitions: try Self.decodeTransitions(b.text(14), bin: b.int64(1))))
+            p.bins.append(
+                Bin(
+                    number: b.int(2), label: b.text(3),
+                    centroid: b.floats(5), spread: b.floats(6), observed: b.floats(7),
+                    observations: b.int(8), songs: songs, prior: b.optionalText(9),
+                    createdAt: Date(timeIntervalSince1970: b.double(10)), updatedAt: Date(timeIntervalSince1970: b.double(11)),
+                    meanTime: b.isNull(13) ? nil : b.double(13), transitions: try Self.decodeTransitions(b.text(14), bin: b.int64(1))))
         }
         let w = try RawStatement(db, "SELECT user_id, layout_version, vector FROM weights WHERE user_id IN \(wanted)", text: ids)
         while try w.step() {
@@ -105,7 +108,9 @@ extension Store {
         while try pl.step() {
             parts[pl.text(0)]?.places.append(LearnedPlace(id: pl.text(1), lat: pl.double(2), lon: pl.double(3), count: pl.int(4), name: pl.optionalText(5)))
         }
-        let se = try RawStatement(db, """
+        let se = try RawStatement(
+            db,
+            """
             SELECT user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks, tracks
             FROM sessions WHERE user_id IN \(wanted)
             """, text: ids)
@@ -122,7 +127,9 @@ extension Store {
         }
         // The sequence and time of each user's last applied event (SQLite takes the bare column `at`
         // from the row holding the maximum).
-        let f = try RawStatement(db, """
+        let f = try RawStatement(
+            db,
+            """
             SELECT user_id, max(applied_seq), at FROM feedback WHERE user_id IN \(wanted) GROUP BY user_id
             """, text: ids)
         while try f.step() {

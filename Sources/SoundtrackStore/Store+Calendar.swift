@@ -50,20 +50,21 @@ extension Store {
             try db.execute(
                 sql: "DELETE FROM calendar_events WHERE user_id = ? AND source = ? AND end_at > ? AND start_at < ?",
                 arguments: [user, source.rawValue, from.timeIntervalSince1970, to.timeIntervalSince1970])
-            let stmt = try db.cachedStatement(sql: """
-                INSERT INTO calendar_events (user_id, source, event_key, start_at, end_at, offset_s, all_day, category, title, imported_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(user_id, source, event_key) DO UPDATE SET start_at = excluded.start_at, end_at = excluded.end_at,
-                    offset_s = excluded.offset_s, all_day = excluded.all_day, category = excluded.category, title = excluded.title,
-                    imported_at = excluded.imported_at
-                """)
+            let stmt = try db.cachedStatement(
+                sql: """
+                    INSERT INTO calendar_events (user_id, source, event_key, start_at, end_at, offset_s, all_day, category, title, imported_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(user_id, source, event_key) DO UPDATE SET start_at = excluded.start_at, end_at = excluded.end_at,
+                        offset_s = excluded.offset_s, all_day = excluded.all_day, category = excluded.category, title = excluded.title,
+                        imported_at = excluded.imported_at
+                    """)
             for e in events {
                 let key = Hashing.sha256Hex("\(e.sourceID)\u{1F}\(e.start.date.timeIntervalSince1970)")
                 try stmt.execute(arguments: [
                     user, source.rawValue, key, e.start.date.timeIntervalSince1970, max(e.end.date, e.start.date).timeIntervalSince1970,
                     e.start.offsetSeconds, e.allDay, settings.calendarTitles ? e.category.rawValue : "other",
                     keep ? e.title.map { String($0.prefix(1024)) } : nil,
-                    at.timeIntervalSince1970,
+                    at.timeIntervalSince1970
                 ])
             }
             return events.count
@@ -74,10 +75,12 @@ extension Store {
     /// (times in each event's own offset; the title only where it was kept).
     public func calendarEvents(user: String, from: Date, to: Date, limit: Int = Snapshot.maxEvents) throws -> [CalendarEvent] {
         try database.read { db in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT start_at, end_at, offset_s, all_day, category, title FROM calendar_events
-                WHERE user_id = ? AND start_at < ? AND end_at > ? ORDER BY start_at, event_key LIMIT ?
-                """, arguments: [user, to.timeIntervalSince1970, from.timeIntervalSince1970, limit])
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT start_at, end_at, offset_s, all_day, category, title FROM calendar_events
+                    WHERE user_id = ? AND start_at < ? AND end_at > ? ORDER BY start_at, event_key LIMIT ?
+                    """, arguments: [user, to.timeIntervalSince1970, from.timeIntervalSince1970, limit])
             return rows.map { r in
                 let offset: Int = r[2]
                 let category: String = r[4]

@@ -71,29 +71,32 @@ extension Store {
     }
 
     static func upsertTracks(_ db: Database, _ tracks: [Track]) throws -> Int {
-        try upsertTracks(db, tracks, onConflict: """
-            title = excluded.title, artist = excluded.artist, album = excluded.album,
-            year = excluded.year, genres = excluded.genres, duration_ms = excluded.duration_ms,
-            popularity = excluded.popularity, tempo = excluded.tempo, energy = excluded.energy,
-            valence = excluded.valence, danceability = excluded.danceability, acousticness = excluded.acousticness,
-            instrumentalness = excluded.instrumentalness, speechiness = excluded.speechiness, loudness = excluded.loudness
-            """)
+        try upsertTracks(
+            db, tracks,
+            onConflict: """
+                title = excluded.title, artist = excluded.artist, album = excluded.album,
+                year = excluded.year, genres = excluded.genres, duration_ms = excluded.duration_ms,
+                popularity = excluded.popularity, tempo = excluded.tempo, energy = excluded.energy,
+                valence = excluded.valence, danceability = excluded.danceability, acousticness = excluded.acousticness,
+                instrumentalness = excluded.instrumentalness, speechiness = excluded.speechiness, loudness = excluded.loudness
+                """)
     }
 
     /// Inserts tracks, and on an existing id applies the `SET` list `onConflict` (which decides
     /// what a new row overwrites): the one insert loop of every catalog write.
     static func upsertTracks(_ db: Database, _ tracks: [Track], onConflict: String) throws -> Int {
-        let stmt = try db.cachedStatement(sql: """
-            INSERT INTO songs (id, title, artist, album, year, genres, duration_ms, popularity, tempo, energy, valence,
-                               danceability, acousticness, instrumentalness, speechiness, loudness)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET \(onConflict)
-            """)
+        let stmt = try db.cachedStatement(
+            sql: """
+                INSERT INTO songs (id, title, artist, album, year, genres, duration_ms, popularity, tempo, energy, valence,
+                                   danceability, acousticness, instrumentalness, speechiness, loudness)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET \(onConflict)
+                """)
         for t in tracks {
             let a = t.audio
             try stmt.execute(arguments: [
                 t.id, t.title, t.artist, t.album, t.year, t.genres.joined(separator: ";"), t.durationMs, t.popularity,
-                a.tempo, a.energy, a.valence, a.danceability, a.acousticness, a.instrumentalness, a.speechiness, a.loudness,
+                a.tempo, a.energy, a.valence, a.danceability, a.acousticness, a.instrumentalness, a.speechiness, a.loudness
             ])
         }
         return tracks.count
@@ -113,7 +116,8 @@ extension Store {
             let saved = (
                 cache: try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000,
                 checkpoint: try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000,
-                secureDelete: try Int.fetchOne(db, sql: "PRAGMA secure_delete") ?? 0)
+                secureDelete: try Int.fetchOne(db, sql: "PRAGMA secure_delete") ?? 0
+            )
             try db.execute(sql: "PRAGMA cache_size = -\(max(2, cacheMiB) * 1024)")
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(max(0, checkpointPages))")
             // Debian builds SQLite with SECURE_DELETE: every overwritten row would also be zeroed on its page.
@@ -185,7 +189,9 @@ extension Store {
         // of a one-shot pick.
         var out: [Track] = []
         out.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM songs") ?? 0)
-        let r = try RawStatement(db, """
+        let r = try RawStatement(
+            db,
+            """
             SELECT id, genres, popularity, tempo, energy, valence, danceability, acousticness, instrumentalness, speechiness, loudness
             FROM songs ORDER BY rowid
             """)
@@ -198,11 +204,12 @@ extension Store {
                 if k > start { genres.append(String(decoding: UnsafeRawBufferPointer(rebasing: g[start..<k]), as: UTF8.self)) }
                 start = k + 1
             }
-            out.append(Track(
-                id: r.text(0), title: "", artist: "", genres: genres, popularity: r.isNull(2) ? nil : r.int(2),
-                audio: AudioFeatures(
-                    tempo: number(3), energy: number(4), valence: number(5), danceability: number(6),
-                    acousticness: number(7), instrumentalness: number(8), speechiness: number(9), loudness: number(10))))
+            out.append(
+                Track(
+                    id: r.text(0), title: "", artist: "", genres: genres, popularity: r.isNull(2) ? nil : r.int(2),
+                    audio: AudioFeatures(
+                        tempo: number(3), energy: number(4), valence: number(5), danceability: number(6),
+                        acousticness: number(7), instrumentalness: number(8), speechiness: number(9), loudness: number(10))))
         }
         return out
     }
@@ -217,7 +224,8 @@ extension Store {
     }
 
     /// The columns of `songs` in the order ``track(_:)`` reads them by position.
-    static let columns = "id, title, artist, album, year, genres, duration_ms, popularity, tempo, energy, valence, danceability, acousticness, instrumentalness, speechiness, loudness"
+    static let columns =
+        "id, title, artist, album, year, genres, duration_ms, popularity, tempo, energy, valence, danceability, acousticness, instrumentalness, speechiness, loudness"
 
     /// A track from a row of ``columns`` (read by position: this is the catalog-loading hot path).
     static func track(_ r: Row) -> Track {

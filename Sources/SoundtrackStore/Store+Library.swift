@@ -39,10 +39,11 @@ extension Store {
             guard try Self.userExists(db, user) else { throw RuleError.unknownUser(user) }
             let n = try Self.upsertTracksKeepingFeatures(db, tracks)
             try db.execute(sql: "DELETE FROM library_tracks WHERE user_id = ? AND service = ?", arguments: [user, service])
-            let stmt = try db.cachedStatement(sql: """
-                INSERT INTO library_tracks (user_id, service, list, track_id, rank, added_at, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(user_id, service, list, track_id) DO NOTHING
-                """)
+            let stmt = try db.cachedStatement(
+                sql: """
+                    INSERT INTO library_tracks (user_id, service, list, track_id, rank, added_at, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(user_id, service, list, track_id) DO NOTHING
+                    """)
             var written = 0
             for e in entries {
                 try stmt.execute(arguments: [user, service, e.list.rawValue, e.trackID, e.rank, e.addedAt?.timeIntervalSince1970, at.timeIntervalSince1970])
@@ -55,10 +56,13 @@ extension Store {
     /// A user's library: entries in list order (saved, top, playlist), then rank.
     public func library(user: String, service: String = "spotify") throws -> [LibraryEntry] {
         try database.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT track_id, list, rank, added_at FROM library_tracks WHERE user_id = ? AND service = ?
-                ORDER BY CASE list WHEN 'saved' THEN 0 WHEN 'top' THEN 1 ELSE 2 END, rank
-                """, arguments: [user, service]).map { r in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT track_id, list, rank, added_at FROM library_tracks WHERE user_id = ? AND service = ?
+                    ORDER BY CASE list WHEN 'saved' THEN 0 WHEN 'top' THEN 1 ELSE 2 END, rank
+                    """, arguments: [user, service]
+            ).map { r in
                 let list: String = r[1]
                 let added: Double? = r[3]
                 return LibraryEntry(trackID: r[0], list: LibraryEntry.List(rawValue: list) ?? .saved, rank: r[2], addedAt: added.map(Date.init(timeIntervalSince1970:)))
@@ -75,17 +79,19 @@ extension Store {
     }
 
     static func upsertTracksKeepingFeatures(_ db: Database, _ tracks: [Track]) throws -> Int {
-        try upsertTracks(db, tracks, onConflict: """
-            title = excluded.title, artist = excluded.artist,
-            album = coalesce(excluded.album, songs.album), year = coalesce(excluded.year, songs.year),
-            genres = CASE WHEN excluded.genres = '' THEN songs.genres ELSE excluded.genres END,
-            duration_ms = coalesce(excluded.duration_ms, songs.duration_ms),
-            popularity = coalesce(excluded.popularity, songs.popularity),
-            tempo = coalesce(excluded.tempo, songs.tempo), energy = coalesce(excluded.energy, songs.energy),
-            valence = coalesce(excluded.valence, songs.valence), danceability = coalesce(excluded.danceability, songs.danceability),
-            acousticness = coalesce(excluded.acousticness, songs.acousticness),
-            instrumentalness = coalesce(excluded.instrumentalness, songs.instrumentalness),
-            speechiness = coalesce(excluded.speechiness, songs.speechiness), loudness = coalesce(excluded.loudness, songs.loudness)
-            """)
+        try upsertTracks(
+            db, tracks,
+            onConflict: """
+                title = excluded.title, artist = excluded.artist,
+                album = coalesce(excluded.album, songs.album), year = coalesce(excluded.year, songs.year),
+                genres = CASE WHEN excluded.genres = '' THEN songs.genres ELSE excluded.genres END,
+                duration_ms = coalesce(excluded.duration_ms, songs.duration_ms),
+                popularity = coalesce(excluded.popularity, songs.popularity),
+                tempo = coalesce(excluded.tempo, songs.tempo), energy = coalesce(excluded.energy, songs.energy),
+                valence = coalesce(excluded.valence, songs.valence), danceability = coalesce(excluded.danceability, songs.danceability),
+                acousticness = coalesce(excluded.acousticness, songs.acousticness),
+                instrumentalness = coalesce(excluded.instrumentalness, songs.instrumentalness),
+                speechiness = coalesce(excluded.speechiness, songs.speechiness), loudness = coalesce(excluded.loudness, songs.loudness)
+                """)
     }
 }

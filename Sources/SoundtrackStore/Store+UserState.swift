@@ -26,14 +26,15 @@ extension Store {
                 throw StoreError.layoutMismatch(table: "bins", found: version, expected: FeatureLayout.version)
             }
             let text: String = r["songs"]
-            bins.append(Bin(
-                number: r["number"], label: r["label"],
-                centroid: VectorCoding.decode(r["centroid"]), spread: VectorCoding.decode(r["spread"]),
-                observed: VectorCoding.decode(r["observed"]), observations: r["observations"],
-                songs: try Self.decodeSongs(text, bin: r["id"]),
-                prior: r["prior"], createdAt: Date(timeIntervalSince1970: r["created_at"]),
-                updatedAt: Date(timeIntervalSince1970: r["updated_at"]), meanTime: r["mean_time"],
-                transitions: try Self.decodeTransitions(r["transitions"], bin: r["id"])))
+            bins.append(
+                Bin(
+                    number: r["number"], label: r["label"],
+                    centroid: VectorCoding.decode(r["centroid"]), spread: VectorCoding.decode(r["spread"]),
+                    observed: VectorCoding.decode(r["observed"]), observations: r["observations"],
+                    songs: try Self.decodeSongs(text, bin: r["id"]),
+                    prior: r["prior"], createdAt: Date(timeIntervalSince1970: r["created_at"]),
+                    updatedAt: Date(timeIntervalSince1970: r["updated_at"]), meanTime: r["mean_time"],
+                    transitions: try Self.decodeTransitions(r["transitions"], bin: r["id"])))
         }
         var weights = defaults
         if let w = try Row.fetchOne(db.cachedStatement(sql: "SELECT layout_version, vector FROM weights WHERE user_id = ?"), arguments: [user]) {
@@ -190,21 +191,27 @@ extension Store {
         var songText: [UInt8] = []
         if !changes.bins.isEmpty {
             // Bound through SQLite's C API (``RawStatement``): replay writes thousands of bins per block.
-            let update = try RawStatement(db, cached: """
-                UPDATE bins SET label = ?, centroid = ?, spread = ?, observed = ?, observations = ?, updated_at = ?, songs = ?,
-                    mean_time = ?, transitions = ?, prior = ?, created_at = ?
-                WHERE id = ?
-                """)
-            let updateKeepingSongs = try RawStatement(db, cached: """
-                UPDATE bins SET label = ?, centroid = ?, spread = ?, observed = ?, observations = ?, updated_at = ?,
-                    mean_time = ?, transitions = ?, prior = ?, created_at = ?
-                WHERE id = ?
-                """)
-            let insert = try RawStatement(db, cached: """
-                INSERT INTO bins (user_id, number, label, layout_version, centroid, spread, observed, observations, prior, created_at, updated_at, songs,
-                    mean_time, transitions)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
+            let update = try RawStatement(
+                db,
+                cached: """
+                    UPDATE bins SET label = ?, centroid = ?, spread = ?, observed = ?, observations = ?, updated_at = ?, songs = ?,
+                        mean_time = ?, transitions = ?, prior = ?, created_at = ?
+                    WHERE id = ?
+                    """)
+            let updateKeepingSongs = try RawStatement(
+                db,
+                cached: """
+                    UPDATE bins SET label = ?, centroid = ?, spread = ?, observed = ?, observations = ?, updated_at = ?,
+                        mean_time = ?, transitions = ?, prior = ?, created_at = ?
+                    WHERE id = ?
+                    """)
+            let insert = try RawStatement(
+                db,
+                cached: """
+                    INSERT INTO bins (user_id, number, label, layout_version, centroid, spread, observed, observations, prior, created_at, updated_at, songs,
+                        mean_time, transitions)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
             for number in changes.bins.sorted() {
                 guard let i = state.binIndex(number: number) else { continue }
                 songsOnly.remove(number)
@@ -264,10 +271,12 @@ extension Store {
             }
         }
         if changes.weights {
-            try db.cachedStatement(sql: """
-                INSERT INTO weights (user_id, layout_version, vector) VALUES (?, ?, ?)
-                ON CONFLICT(user_id) DO UPDATE SET layout_version = excluded.layout_version, vector = excluded.vector
-                """).execute(arguments: [user, FeatureLayout.version, VectorCoding.encode(state.weights)])
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO weights (user_id, layout_version, vector) VALUES (?, ?, ?)
+                    ON CONFLICT(user_id) DO UPDATE SET layout_version = excluded.layout_version, vector = excluded.vector
+                    """
+            ).execute(arguments: [user, FeatureLayout.version, VectorCoding.encode(state.weights)])
         }
         if changes.places {
             // Places are added and moved, and all removed when the person turns location services
@@ -275,22 +284,25 @@ extension Store {
             if state.places.places.isEmpty {
                 try db.cachedStatement(sql: "DELETE FROM places WHERE user_id = ?").execute(arguments: [user])
             }
-            let stmt = try db.cachedStatement(sql: """
-                INSERT INTO places (user_id, id, lat, lon, count, name) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT(user_id, id) DO UPDATE SET lat = excluded.lat, lon = excluded.lon, count = excluded.count, name = excluded.name
-                """)
+            let stmt = try db.cachedStatement(
+                sql: """
+                    INSERT INTO places (user_id, id, lat, lon, count, name) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(user_id, id) DO UPDATE SET lat = excluded.lat, lon = excluded.lon, count = excluded.count, name = excluded.name
+                    """)
             for p in state.places.places {
                 try stmt.execute(arguments: [user, p.id, p.lat, p.lon, p.count, p.name])
             }
         }
         let s = state.session
-        let session = try RawStatement(db, cached: """
-            INSERT INTO sessions (user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks, tracks)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(user_id) DO UPDATE SET current_bin = excluded.current_bin, dislike_streak = excluded.dislike_streak,
-                avoided = excluded.avoided, switched_to = excluded.switched_to, last_at = excluded.last_at,
-                recent_tracks = excluded.recent_tracks, tracks = excluded.tracks
-            """)
+        let session = try RawStatement(
+            db,
+            cached: """
+                INSERT INTO sessions (user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks, tracks)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(user_id) DO UPDATE SET current_bin = excluded.current_bin, dislike_streak = excluded.dislike_streak,
+                    avoided = excluded.avoided, switched_to = excluded.switched_to, last_at = excluded.last_at,
+                    recent_tracks = excluded.recent_tracks, tracks = excluded.tracks
+                """)
         try session.bind(1, user)
         try session.bind(2, s.currentBin)
         try session.bind(3, s.dislikeStreak)
@@ -306,10 +318,12 @@ extension Store {
     /// Inserts a pick row. The ranking is stored as a BLOB (``VectorCoding/encode(ranking:)``);
     /// rows of earlier versions hold it as JSON text, which ``loadPick(_:id:user:)`` still reads.
     static func insertPick(_ db: Database, _ r: PickRecord, seq: Int64) throws {
-        let stmt = try RawStatement(db, cached: """
-            INSERT INTO picks (id, user_id, seq, at, bin_number, track_id, layout_version, features, mask, ranking)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+        let stmt = try RawStatement(
+            db,
+            cached: """
+                INSERT INTO picks (id, user_id, seq, at, bin_number, track_id, layout_version, features, mask, ranking)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
         try stmt.bind(1, r.pickId)
         try stmt.bind(2, r.user)
         try stmt.bind(3, seq)
@@ -326,10 +340,12 @@ extension Store {
     /// The statement ``insertFeedback(_:_:outcome:seq:keepSnapshot:)`` runs (looked up in the
     /// statement cache once per transaction, not once a row).
     static func feedbackInsert(_ db: Database) throws -> RawStatement {
-        try RawStatement(db, cached: """
-            INSERT INTO feedback (id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq, rating, context)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+        try RawStatement(
+            db,
+            cached: """
+                INSERT INTO feedback (id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq, rating, context)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
     }
 
     /// Inserts a feedback row, with the statement of ``feedbackInsert(_:)``: what the event did
@@ -358,11 +374,13 @@ extension Store {
     /// so each page is rewritten once, where deleting them user by user rewrote it once per user.
     /// - Returns: the number of rows deleted.
     static func prunePending(_ db: Database, limit: Int) throws -> Int {
-        let stmt = try RawStatement(db, cached: """
-            DELETE FROM pending_events WHERE id IN (
-                SELECT p.id FROM pending_events p JOIN users u ON u.id = p.user_id
-                WHERE p.applied_seq <= u.view_seq ORDER BY p.id LIMIT ?)
-            """)
+        let stmt = try RawStatement(
+            db,
+            cached: """
+                DELETE FROM pending_events WHERE id IN (
+                    SELECT p.id FROM pending_events p JOIN users u ON u.id = p.user_id
+                    WHERE p.applied_seq <= u.view_seq ORDER BY p.id LIMIT ?)
+                """)
         try stmt.bind(1, limit)
         try stmt.execute()
         return db.changesCount
@@ -386,11 +404,13 @@ extension Store {
 
     /// A user's pending events as stored, not decoded yet (a bulk load decodes them on several threads).
     static func pendingRows(_ db: Database, user: String) throws -> [PendingRow] {
-        let stmt = try RawStatement(db, cached: """
-            SELECT p.applied_seq, p.event, f.bin_number, f.switched_to
-            FROM pending_events p LEFT JOIN feedback f ON f.user_id = p.user_id AND f.applied_seq = p.applied_seq
-            WHERE p.user_id = ?1 AND p.applied_seq > (SELECT view_seq FROM users WHERE id = ?1) ORDER BY p.applied_seq
-            """)
+        let stmt = try RawStatement(
+            db,
+            cached: """
+                SELECT p.applied_seq, p.event, f.bin_number, f.switched_to
+                FROM pending_events p LEFT JOIN feedback f ON f.user_id = p.user_id AND f.applied_seq = p.applied_seq
+                WHERE p.user_id = ?1 AND p.applied_seq > (SELECT view_seq FROM users WHERE id = ?1) ORDER BY p.applied_seq
+                """)
         try stmt.bind(1, user)
         var out: [PendingRow] = []
         while try stmt.step() {

@@ -134,7 +134,7 @@ public final class Store: Sendable {
                 sql: "INSERT INTO users (id, email_hash, email_hash_scheme, age, region, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [
                     user.id, hash, hash == nil ? nil : EmailHashScheme.hmacSHA256.rawValue, user.age, user.region,
-                    Timestamp(date: at, offsetSeconds: 0).rfc3339,
+                    Timestamp(date: at, offsetSeconds: 0).rfc3339
                 ])
             try db.execute(sql: "INSERT INTO user_settings (user_id) VALUES (?)", arguments: [user.id])
         }
@@ -196,9 +196,11 @@ public final class Store: Sendable {
     func rowCounts(user id: String) throws -> [String: Int] {
         try database.read { db in
             var out: [String: Int] = [:]
-            for t in ["users:id", "user_settings:user_id", "bins:user_id", "weights:user_id", "places:user_id",
-                      "sessions:user_id", "picks:user_id", "feedback:user_id", "pending_events:user_id",
-                      "calendar_events:user_id", "library_tracks:user_id"] {
+            for t in [
+                "users:id", "user_settings:user_id", "bins:user_id", "weights:user_id", "places:user_id",
+                "sessions:user_id", "picks:user_id", "feedback:user_id", "pending_events:user_id",
+                "calendar_events:user_id", "library_tracks:user_id"
+            ] {
                 let parts = t.split(separator: ":")
                 out[String(parts[0])] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(parts[0]) WHERE \(parts[1]) = ?", arguments: [id]) ?? 0
             }

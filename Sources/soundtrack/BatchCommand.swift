@@ -61,7 +61,9 @@ struct BatchCommand: ParsableCommand {
         let t = bar.elapsed
         if !quiet {
             var s = "batch: \(summary.records) records: \(summary.picks) picks, \(summary.rejected) rejected"
-            if summary.rejected > 0 { s += " (line\(summary.rejected > 1 ? "s" : "") \(sink.lines.map(String.init).joined(separator: ", "))\(summary.rejected > sink.lines.count ? ", …" : ""))" }
+            if summary.rejected > 0 {
+                s += " (line\(summary.rejected > 1 ? "s" : "") \(sink.lines.map(String.init).joined(separator: ", "))\(summary.rejected > sink.lines.count ? ", …" : ""))"
+            }
             s += "; \(summary.users) users, \(summary.binsCreated) bins created"
             s += String(format: "; %.2f s, %.0f snapshots/s", t, t > 0 ? Double(summary.records) / t : 0)
             if readOnly { s += "; read-only: nothing written" }

@@ -26,7 +26,9 @@ struct BenchSetup {
         try service.store.checkpoint()
         let t = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
         let size = (try? FileManager.default.attributesOfItem(atPath: base)[.size] as? Int) ?? 0
-        print(String(format: "population: %d users × %d contexts (%.1f bins each after the engine's cap) built in %.1f s (database %.0f MB)", users, bins, held, t, Double(size) / 1e6))
+        print(
+            String(
+                format: "population: %d users × %d contexts (%.1f bins each after the engine's cap) built in %.1f s (database %.0f MB)", users, bins, held, t, Double(size) / 1e6))
     }
 
     /// A fresh copy of the population's database, flushed to the disk before it is returned: the
@@ -71,7 +73,9 @@ struct BenchBatch: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "batch",
         abstract: "Benchmark `soundtrack batch` end to end (file in, file out) over a synthetic population.",
-        discussion: "Builds USERS users × BINS bins in a temporary database, writes SNAPSHOTS snapshots, then times the `batch` process, learning (on a fresh copy of the database each run) and --read-only.")
+        discussion:
+            "Builds USERS users × BINS bins in a temporary database, writes SNAPSHOTS snapshots, then times the `batch` process, learning (on a fresh copy of the database each run) and --read-only."
+    )
 
     @OptionGroup var store: StoreOptions
     @Option(help: "Users of the population.") var users: Int = 10_000
@@ -116,7 +120,9 @@ struct BenchReplay: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
         abstract: "Benchmark `soundtrack replay` end to end into a file database with durable commits.",
-        discussion: "Builds USERS users × BINS bins in a temporary database, writes EVENTS feedback events with embedded snapshots, then times the `replay` process on a fresh copy of the database each run.")
+        discussion:
+            "Builds USERS users × BINS bins in a temporary database, writes EVENTS feedback events with embedded snapshots, then times the `replay` process on a fresh copy of the database each run."
+    )
 
     @OptionGroup var store: StoreOptions
     @Option(help: "Users of the population.") var users: Int = 10_000

@@ -66,8 +66,10 @@ struct CatalogBenchCommand: ParsableCommand {
         let t0 = DispatchTime.now().uptimeNanoseconds
         try SyntheticCatalog(seed: 1, genres: bundledGenres()).write(rows: rows, to: file)
         let size = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
-        print(String(format: "synthetic catalog: %d rows, %.0f MB, written in %.1f s", rows, Double(size) / 1e6,
-                     Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9))
+        print(
+            String(
+                format: "synthetic catalog: %d rows, %.0f MB, written in %.1f s", rows, Double(size) / 1e6,
+                Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9))
         var synthRuns: [CatalogBenchmark.ImportRun] = []
         for _ in 0..<runs {
             synthRuns.append(try CatalogBenchmark.timeImport(file, databasePath: tmp.appendingPathComponent("synthetic.sqlite").path))

@@ -15,10 +15,16 @@ struct PickCommand: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The snapshot file, or - for standard input.") var input: String = "-"
-    @Option(name: .long, help: "Also return the K best tracks in score order (`ranked`). The played `track` is the first of them, except on an exploration draw (see --explore), when it is one of the next best.") var top: Int = 1
+    @Option(
+        name: .long,
+        help:
+            "Also return the K best tracks in score order (`ranked`). The played `track` is the first of them, except on an exploration draw (see --explore), when it is one of the next best."
+    ) var top: Int = 1
     @Flag(name: .long, help: "Pick without learning: nothing is written to the database.") var readOnly = false
     @Flag(name: .long, help: "Reject unknown fields.") var strict = false
-    @Flag(name: .long, help: "Fill missing weather and calendar sections from the configured providers and imported events; the pick's `enriched` list says which source filled what.")
+    @Flag(
+        name: .long, help: "Fill missing weather and calendar sections from the configured providers and imported events; the pick's `enriched` list says which source filled what."
+    )
     var enrich = false
 
     func validate() throws {
@@ -48,7 +54,9 @@ struct FeedbackCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "feedback",
         abstract: "Apply feedback: one event (JSON), or JSON Lines of events, each in its own transaction.",
-        discussion: "Events are idempotent by id: an event applied before is reported as a duplicate and changes nothing. A bad line is reported with its number and does not stop the others; the exit status is then 2.")
+        discussion:
+            "Events are idempotent by id: an event applied before is reported as a duplicate and changes nothing. A bad line is reported with its number and does not stop the others; the exit status is then 2."
+    )
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The event file, or - for standard input.") var input: String = "-"
@@ -178,7 +186,9 @@ struct UsersCommand: ParsableCommand {
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print everything stored about a user as one JSON document (docs/formats.md, Person export).",
-            discussion: "Profile, settings, places, bins with their songs, weights, session, picks, feedback and ratings, calendar events, library and key ids (never their secrets). `users import` restores it into another database.")
+            discussion:
+                "Profile, settings, places, bins with their songs, weights, session, picks, feedback and ratings, calendar events, library and key ids (never their secrets). `users import` restores it into another database."
+        )
         @OptionGroup var store: StoreOptions
         @Argument(help: "The user id.", transform: Identifier.normalized) var id: String
 
@@ -190,7 +200,9 @@ struct UsersCommand: ParsableCommand {
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Restore a user from a `users export` document into this database, in one transaction.",
-            discussion: "The person then gets the same picks as in the database that exported them, given the same catalog, models and blend. A malformed or changed document, or a user already here, is refused (exit 2) and nothing is written. API keys are not restored (their secrets are not in the document).")
+            discussion:
+                "The person then gets the same picks as in the database that exported them, given the same catalog, models and blend. A malformed or changed document, or a user already here, is refused (exit 2) and nothing is written. API keys are not restored (their secrets are not in the document)."
+        )
         @OptionGroup var store: StoreOptions
         @Argument(help: "The document file, or - for standard input.") var input: String = "-"
 
@@ -247,13 +259,16 @@ struct CatalogCommand: ParsableCommand {
             }
             let found = index.similar(toTrack: row, k: k)
             if json {
-                print(JSONValue.array(found.map { hit in
-                    let t = index.tracks[hit.row]
-                    return .object([
-                        ("track", .string(t.id)), ("title", .string(t.title)), ("artist", .string(t.artist)),
-                        ("score", .number((Double(hit.score) * 1000).rounded() / 1000)),
-                    ])
-                }).serialized())
+                print(
+                    JSONValue.array(
+                        found.map { hit in
+                            let t = index.tracks[hit.row]
+                            return .object([
+                                ("track", .string(t.id)), ("title", .string(t.title)), ("artist", .string(t.artist)),
+                                ("score", .number((Double(hit.score) * 1000).rounded() / 1000))
+                            ])
+                        }
+                    ).serialized())
                 return
             }
             let q = index.tracks[row]

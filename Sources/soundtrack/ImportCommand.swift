@@ -66,7 +66,9 @@ struct ImportSpotify: ParsableCommand {
         bar.finish()
         if !quiet {
             let neutral = plays.count - items.count
-            stderr("import spotify: \(files.count) file\(files.count == 1 ? "" : "s"), \(plays.count) plays: \(summary.applied) applied, \(summary.duplicates) duplicates skipped, \(summary.rejected) rejected; \(neutral) neutral plays (neither skipped nor played to the end) and \(podcasts) podcast rows skipped; \(sink.count - summary.rejected) records malformed; \(added) tracks added to the catalog")
+            stderr(
+                "import spotify: \(files.count) file\(files.count == 1 ? "" : "s"), \(plays.count) plays: \(summary.applied) applied, \(summary.duplicates) duplicates skipped, \(summary.rejected) rejected; \(neutral) neutral plays (neither skipped nor played to the end) and \(podcasts) podcast rows skipped; \(sink.count - summary.rejected) records malformed; \(added) tracks added to the catalog"
+            )
             if let hint = sink.hint { stderr(hint) }
         }
         if sink.count > 0 { throw BadInputExit() }

@@ -13,7 +13,9 @@ struct KeysCommand: ParsableCommand {
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a key for a user (--user U) or an admin key (--admin); the key is printed once.",
-            discussion: "With --users-file, one key per user listed in the file (one id a line) is printed as `user<TAB>key`; --add-users creates the users that do not exist (for provisioning and load tests).")
+            discussion:
+                "With --users-file, one key per user listed in the file (one id a line) is printed as `user<TAB>key`; --add-users creates the users that do not exist (for provisioning and load tests)."
+        )
         @OptionGroup var store: StoreOptions
         @Option(help: "The user the key reaches.", transform: Identifier.normalized) var user: String?
         @Flag(help: "An admin key: reaches every user and manages users.") var admin = false

@@ -20,7 +20,8 @@ struct OnboardCommand: ParsableCommand {
     @Option(help: "The user id (must match the snapshot's `user`).", transform: Identifier.normalized) var user: String
     @Option(help: "The track id of the song the user wants to hear now.") var song: String
     @Option(help: "The snapshot file, or - for standard input.") var snapshot: String
-    @Option(help: "A file of the user's own track ids, one per line, preferred over the catalog when similar enough (default: the library `import spotify-library` stored).") var library: String?
+    @Option(help: "A file of the user's own track ids, one per line, preferred over the catalog when similar enough (default: the library `import spotify-library` stored).")
+    var library: String?
     @Flag(name: .long, help: "Reject unknown fields.") var strict = false
 
     func run() throws {

@@ -1,17 +1,21 @@
 import ArgumentParser
 import Foundation
 import Logging
-import Synchronization
 import SoundtrackApp
 import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackProviders
 import SoundtrackRules
 import SoundtrackStore
+import Synchronization
 
 /// Options every command that opens the database shares.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: "The SQLite database (default: $SOUNDTRACK_DB, else ./soundtrack.sqlite). Created and loaded with the bundled catalog on first use by the commands that add data (users add, users import, catalog import, replay, onboard, keys create, demo, serve); the others refuse one that does not exist.")
+    @Option(
+        name: .long,
+        help:
+            "The SQLite database (default: $SOUNDTRACK_DB, else ./soundtrack.sqlite). Created and loaded with the bundled catalog on first use by the commands that add data (users add, users import, catalog import, replay, onboard, keys create, demo, serve); the others refuse one that does not exist."
+    )
     var db: String?
 
     @Option(name: .long, help: "The engine's random seed: the same seed and inputs give the same picks.")
@@ -20,7 +24,11 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "A directory with thresholds.v2.json, weights.v2.json, priors.v1.json and ranker.v1.json (default: the models built in, identical to Models/).")
     var models: String?
 
-    @Option(name: .long, help: "The share of single picks that play one of the next best tracks instead of the best (0...1, default 0.15); 0 makes every pick the best-ranked track. Ranked lists (--top) are never shuffled.")
+    @Option(
+        name: .long,
+        help:
+            "The share of single picks that play one of the next best tracks instead of the best (0...1, default 0.15); 0 makes every pick the best-ranked track. Ranked lists (--top) are never shuffled."
+    )
     var explore: Float?
 
     func validate() throws {
@@ -33,7 +41,11 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "The configuration file (default: $SOUNDTRACK_CONFIG, else ./soundtrack.json when it exists; see docs/configuration.md).")
     var config: String?
 
-    @Option(name: .long, help: "The key of the users' email hashes: a file of 64 or more hex digits, e.g. from `openssl rand -hex 32` (default: $SOUNDTRACK_EMAIL_KEY_FILE, else the configuration file's database.email_key_file, else <db>.email-key beside the database, created with mode 0600 when first needed).")
+    @Option(
+        name: .long,
+        help:
+            "The key of the users' email hashes: a file of 64 or more hex digits, e.g. from `openssl rand -hex 32` (default: $SOUNDTRACK_EMAIL_KEY_FILE, else the configuration file's database.email_key_file, else <db>.email-key beside the database, created with mode 0600 when first needed)."
+    )
     var emailKeyFile: String?
 
     /// The key file of the email hashes: `--email-key-file`, else `$SOUNDTRACK_EMAIL_KEY_FILE`, else

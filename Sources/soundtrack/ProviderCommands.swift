@@ -14,7 +14,9 @@ struct ConfigCommand: ParsableCommand {
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Validate a configuration file and print the effective configuration (secrets redacted).",
-            discussion: "Errors name the key path and what was expected; the exit status is then 2. Secrets come only from the environment: SOUNDTRACK_OPENWEATHER_KEY, SOUNDTRACK_GOOGLE_ACCESS_TOKEN, SOUNDTRACK_GOOGLE_REFRESH_TOKEN, SOUNDTRACK_GOOGLE_CLIENT_SECRET, SOUNDTRACK_SPOTIFY_CLIENT_SECRET, SOUNDTRACK_SPOTIFY_REFRESH_TOKEN, SOUNDTRACK_SPOTIFY_ACCESS_TOKEN.")
+            discussion:
+                "Errors name the key path and what was expected; the exit status is then 2. Secrets come only from the environment: SOUNDTRACK_OPENWEATHER_KEY, SOUNDTRACK_GOOGLE_ACCESS_TOKEN, SOUNDTRACK_GOOGLE_REFRESH_TOKEN, SOUNDTRACK_GOOGLE_CLIENT_SECRET, SOUNDTRACK_SPOTIFY_CLIENT_SECRET, SOUNDTRACK_SPOTIFY_REFRESH_TOKEN, SOUNDTRACK_SPOTIFY_ACCESS_TOKEN."
+        )
         @Argument(help: "The file (default: $SOUNDTRACK_CONFIG, else ./soundtrack.json).") var file: String?
 
         func run() throws {
@@ -31,7 +33,9 @@ struct ImportICSCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ics",
         abstract: "Import an iCalendar (.ics) file's events as the user's calendar (categories and times; titles only if the user keeps raw snapshots).",
-        discussion: "Recurring events are expanded from --from (default: now) for --days days (default: the configuration's calendar.import_days, 90); the user's ICS events in that window are replaced, so importing the same file twice changes nothing. Events that cannot be read are reported with their line and skipped; the exit status is then 2.")
+        discussion:
+            "Recurring events are expanded from --from (default: now) for --days days (default: the configuration's calendar.import_days, 90); the user's ICS events in that window are replaced, so importing the same file twice changes nothing. Events that cannot be read are reported with their line and skipped; the exit status is then 2."
+    )
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The .ics file, or - for standard input.") var file: String
@@ -58,7 +62,9 @@ struct ImportICSCommand: ParsableCommand {
         let zone = (timeZone ?? config.calendar.timeZone).flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
         let report = try ProviderImports.importICS(text, user: user, store: service.store, timeZone: zone, from: start, to: end, now: Date())
         for e in report.rejected { stderr("error: \(e.description)") }
-        print("imported \(report.stored) occurrences of \(report.events) events for \(user) (\(Timestamp(date: report.from, offsetSeconds: 0).rfc3339) … \(Timestamp(date: report.to, offsetSeconds: 0).rfc3339)), rejected \(report.rejected.count)")
+        print(
+            "imported \(report.stored) occurrences of \(report.events) events for \(user) (\(Timestamp(date: report.from, offsetSeconds: 0).rfc3339) … \(Timestamp(date: report.to, offsetSeconds: 0).rfc3339)), rejected \(report.rejected.count)"
+        )
         if !report.rejected.isEmpty { throw BadInputExit() }
     }
 }
@@ -68,7 +74,9 @@ struct ImportSpotifyLibraryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "spotify-library",
         abstract: "Import a user's Spotify library (saved tracks, top tracks, the playlists the user created) into the catalog and the user's library.",
-        discussion: "Needs a user token: SOUNDTRACK_SPOTIFY_REFRESH_TOKEN (with providers.spotify.client_id and SOUNDTRACK_SPOTIFY_CLIENT_SECRET) or SOUNDTRACK_SPOTIFY_ACCESS_TOKEN. Tracks are upserted keeping the audio features already in the catalog; followed playlists are skipped.")
+        discussion:
+            "Needs a user token: SOUNDTRACK_SPOTIFY_REFRESH_TOKEN (with providers.spotify.client_id and SOUNDTRACK_SPOTIFY_CLIENT_SECRET) or SOUNDTRACK_SPOTIFY_ACCESS_TOKEN. Tracks are upserted keeping the audio features already in the catalog; followed playlists are skipped."
+    )
 
     @OptionGroup var store: StoreOptions
     @Option(help: "The user.", transform: Identifier.normalized) var user: String
@@ -78,9 +86,13 @@ struct ImportSpotifyLibraryCommand: AsyncParsableCommand {
         let service = try store.open()
         let providers = ProviderSet(configuration: config, logger: Logger(label: "soundtrack.providers"))
         guard let spotify = providers.spotify, spotify.userTokens != nil else {
-            throw ValidationError("a Spotify user token is needed: set SOUNDTRACK_SPOTIFY_REFRESH_TOKEN (with providers.spotify.client_id and SOUNDTRACK_SPOTIFY_CLIENT_SECRET) or SOUNDTRACK_SPOTIFY_ACCESS_TOKEN")
+            throw ValidationError(
+                "a Spotify user token is needed: set SOUNDTRACK_SPOTIFY_REFRESH_TOKEN (with providers.spotify.client_id and SOUNDTRACK_SPOTIFY_CLIENT_SECRET) or SOUNDTRACK_SPOTIFY_ACCESS_TOKEN"
+            )
         }
         let r = try await ProviderImports.importSpotifyLibrary(spotify, user: user, store: service.store, now: Date())
-        print("imported the Spotify library of \(r.spotifyUser) for \(user): \(r.tracks) tracks (\(r.saved) saved, \(r.top) top, \(r.playlistTracks) in \(r.ownPlaylists) own playlists; \(r.skippedPlaylists) followed playlists skipped)")
+        print(
+            "imported the Spotify library of \(r.spotifyUser) for \(user): \(r.tracks) tracks (\(r.saved) saved, \(r.top) top, \(r.playlistTracks) in \(r.ownPlaylists) own playlists; \(r.skippedPlaylists) followed playlists skipped)"
+        )
     }
 }

@@ -50,7 +50,9 @@ struct ReplayCommand: ParsableCommand {
         let t = bar.elapsed
         if !quiet {
             var s = "replay: \(summary.description)"
-            if summary.rejected > 0 { s += " (line\(summary.rejected > 1 ? "s" : "") \(sink.lines.map(String.init).joined(separator: ", "))\(summary.rejected > sink.lines.count ? ", …" : ""))" }
+            if summary.rejected > 0 {
+                s += " (line\(summary.rejected > 1 ? "s" : "") \(sink.lines.map(String.init).joined(separator: ", "))\(summary.rejected > sink.lines.count ? ", …" : ""))"
+            }
             s += String(format: "; %.2f s, %.0f events/s", t, t > 0 ? Double(summary.records) / t : 0)
             stderr(s)
             if let blend = summary.blend { stderr(blend.summary) }

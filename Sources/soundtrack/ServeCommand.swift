@@ -1,11 +1,11 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ServiceLifecycle
 import SoundtrackApp
 import SoundtrackProviders
 import SoundtrackServer
 import SoundtrackStore
-import ServiceLifecycle
 import UnixSignals
 
 struct ServeCommand: AsyncParsableCommand {
@@ -27,15 +27,24 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Requests per second allowed to each user key (default: $SOUNDTRACK_RATE, else 50).") var rate: Double?
     @Option(help: "Burst allowed to each user key (default: $SOUNDTRACK_BURST, else twice the rate).") var burst: Double?
     @Option(help: "The largest request body in bytes (default: the configuration file's server.max_body_bytes, else 1 MiB).") var maxBodyBytes: Int?
-    @Option(help: "How long picks may wait to be committed together when no feedback waits, in milliseconds (default 1000; a crash loses at most that much of the last picks, never acknowledged feedback).")
+    @Option(
+        help:
+            "How long picks may wait to be committed together when no feedback waits, in milliseconds (default 1000; a crash loses at most that much of the last picks, never acknowledged feedback)."
+    )
     var pickCommitMs: Int?
     @Option(help: "About how many writes each transaction takes once a second of picks is due, each user's together; feedback waits at most for one of them (default 512).")
     var pickCommitChunk: Int?
     @Option(help: "SQLite's page cache of the write connection, in MiB (default 64; see docs/http-api.md).")
     var writeCacheMib: Int?
-    @Option(help: "Nice value added to the writer and checkpoint threads, so that request threads run first when the cores are busy (default 0; 10 lowers the p99 below capacity by about 1 ms but lets the writer starve past it: see docs/http-api.md).")
+    @Option(
+        help:
+            "Nice value added to the writer and checkpoint threads, so that request threads run first when the cores are busy (default 0; 10 lowers the p99 below capacity by about 1 ms but lets the writer starve past it: see docs/http-api.md)."
+    )
     var backgroundNice: Int32?
-    @Option(help: "Seconds a connection may wait for a complete request part before it is closed: idle keep-alive connections and slow request heads (default: server.idle_timeout_s, else 30).")
+    @Option(
+        help:
+            "Seconds a connection may wait for a complete request part before it is closed: idle keep-alive connections and slow request heads (default: server.idle_timeout_s, else 30)."
+    )
     var idleTimeout: Double?
     @Option(help: "Seconds a request body may take to arrive; slower gets 408 and the connection is closed (default: server.body_timeout_s, else 20).")
     var bodyTimeout: Double?
@@ -43,15 +52,23 @@ struct ServeCommand: AsyncParsableCommand {
     var shutdownDelay: Double?
     @Option(help: "Seconds the requests in flight get after the listener closes; then they are cut off (default: server.drain_timeout_s, else 10).")
     var drainTimeout: Double?
-    @Option(help: "How often users' states are checkpointed, in milliseconds: feedback commits its events at once and the states it changed follow at the next checkpoint or with the user's next pick (default 5000; a state behind its events is brought up to date when next loaded, so a crash loses no acknowledged event: see docs/batch-and-replay.md).")
+    @Option(
+        help:
+            "How often users' states are checkpointed, in milliseconds: feedback commits its events at once and the states it changed follow at the next checkpoint or with the user's next pick (default 5000; a state behind its events is brought up to date when next loaded, so a crash loses no acknowledged event: see docs/batch-and-replay.md)."
+    )
     var viewCheckpointMs: Int?
     @Option(help: "Feedback events after which a checkpoint of the users' states runs before its interval is up (default 20000, at most 10000000).")
     var viewCheckpointEvents: Int?
     @Flag(help: "Commit without waiting for the disk (synchronous=NORMAL): faster, but a power loss may lose acknowledged feedback.")
     var noSync = false
-    @Flag(help: "Fill missing weather and calendar sections of snapshots from the configured providers and imported events (see docs/providers.md); picks then carry an `enriched` list.")
+    @Flag(
+        help:
+            "Fill missing weather and calendar sections of snapshots from the configured providers and imported events (see docs/providers.md); picks then carry an `enriched` list."
+    )
     var enrich = false
-    @Flag(name: .customLong("no-fit"), help: "Never learn the blend of the track ranker again in the background (by default: once 500 new queries came, or a day with 50; see soundtrack models).")
+    @Flag(
+        name: .customLong("no-fit"),
+        help: "Never learn the blend of the track ranker again in the background (by default: once 500 new queries came, or a day with 50; see soundtrack models).")
     var noFit = false
     @Option(help: "How often the service looks whether a refit of the blend is due, in seconds (default 60).")
     var blendRefitS: Double?
@@ -75,7 +92,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         for (name, value, zeroAllowed) in [
             ("--idle-timeout", idleTimeout, false), ("--body-timeout", bodyTimeout, false), ("--shutdown-delay", shutdownDelay, true),
-            ("--drain-timeout", drainTimeout, false),
+            ("--drain-timeout", drainTimeout, false)
         ] {
             if let value, !(value.isFinite && value >= (zeroAllowed ? 0 : 0.001) && value <= 86_400) {
                 throw ValidationError("\(name) must be a number of seconds in \(zeroAllowed ? "0" : "0.001")...86400, got \(value)")

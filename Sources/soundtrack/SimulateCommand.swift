@@ -49,9 +49,12 @@ struct SimulateCommand: ParsableCommand {
             ("seed", .number(Double(seed))), ("first_day", .string("2026-03-02")), ("catalog", .string(catalogPath)),
             ("catalog_tracks", .number(Double(index.count))), ("events", .number(Double(events.count))),
             ("liked", .number(Double(liked))),
-            ("files", .object([
-                ("events", .string("events.jsonl")), ("truth", .string("truth.jsonl")), ("users", .string("users.jsonl")),
-            ])),
+            (
+                "files",
+                .object([
+                    ("events", .string("events.jsonl")), ("truth", .string("truth.jsonl")), ("users", .string("users.jsonl"))
+                ])
+            )
         ])
         try Data((meta.pretty() + "\n").utf8).write(to: dir.appendingPathComponent("population.json"))
         print("simulated \(users) users × \(days) days: \(events.count) events (\(events.isEmpty ? 0 : liked * 100 / events.count)% liked) → \(out)")

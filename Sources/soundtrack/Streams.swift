@@ -187,7 +187,8 @@ final class Progress {
             let width = 30
             let filled = Int(f * Double(width))
             let eta = f > 0 ? t * (1 - f) / f : 0
-            line = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
+            line =
+                "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
                 + String(format: "%3.0f%% ", f * 100)
                 + "\(records) \(unit)  \(Int(rate))/s  ETA \(Self.duration(eta))"
         } else {

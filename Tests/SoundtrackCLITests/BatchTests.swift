@@ -1,8 +1,9 @@
 import Foundation
 import SoundtrackContext
-@testable import SoundtrackStore
 import SoundtrackTestSupport
 import Testing
+
+@testable import SoundtrackStore
 
 /// Snapshots and databases shared by the batch, replay and import tests.
 enum Logs {
@@ -13,7 +14,8 @@ enum Logs {
         let at = Timestamp(date: Timestamp(rfc3339: "2026-03-09T07:00:00+01:00")!.date.addingTimeInterval(Double(minute) * 60), offsetSeconds: 3600).rfc3339
         let place = places[context % places.count]
         let gym = place == "gym"
-        return #"{"user":"\#(user)","at":"\#(at)","location":{"place":"\#(place)","speed_mps":\#(gym ? 2.5 : 0)},"motion":{"activity":"\#(gym ? "running" : "stationary")","heart_rate_bpm":\#(gym ? 150 : 65)},"weather":{"temp_c":\#(context * 3 - 2),"condition":"\#(context % 2 == 0 ? "rain" : "clear")"}}"#
+        return
+            #"{"user":"\#(user)","at":"\#(at)","location":{"place":"\#(place)","speed_mps":\#(gym ? 2.5 : 0)},"motion":{"activity":"\#(gym ? "running" : "stationary")","heart_rate_bpm":\#(gym ? 150 : 65)},"weather":{"temp_c":\#(context * 3 - 2),"condition":"\#(context % 2 == 0 ? "rain" : "clear")"}}"#
     }
 
     /// `n` snapshots over `users`, interleaved, each user's in time order.
@@ -209,11 +211,13 @@ struct BatchTests {
         let picks = Logs.jsonLines(r.stdout)
         #expect(try Store(path: db).users().reduce(0) { $0 + $1.picks } == 12)
         guard case let .string(pickId)? = picks[0]["pick_id"], case let .string(user)? = picks[0]["user"],
-              case let .string(track)? = picks[0]["track"]?["id"], case let .string(at)? = picks[0]["at"] else {
+            case let .string(track)? = picks[0]["track"]?["id"], case let .string(at)? = picks[0]["at"]
+        else {
             Issue.record("pick without id")
             return
         }
-        let fb = try await CLI.run(["feedback", "--db", db, "-"], stdin: #"{"id":"ev-x","user":"\#(user)","at":"\#(at)","track":"\#(track)","signal":"like","pick_id":"\#(pickId)"}"#)
+        let fb = try await CLI.run(
+            ["feedback", "--db", db, "-"], stdin: #"{"id":"ev-x","user":"\#(user)","at":"\#(at)","track":"\#(track)","signal":"like","pick_id":"\#(pickId)"}"#)
         #expect(fb.status == 0, "\(fb.stderr)")
     }
 }

@@ -103,12 +103,14 @@ struct CLITests {
         #expect(ranked.count == 5)
     }
 
-    @Test("bad input exits 2 and names the field", arguments: [
-        (#"{"user": "u-1", "at": "2026-03-11T09:40:00+01:00", "weather": {"cloud_pct": 140}}"#, "weather.cloud_pct: expected a number in 0...100, got 140"),
-        (#"{"user": "u-1"}"#, "at: expected"),
-        (#"{"user": "u-9", "at": "2026-03-11T09:40:00+01:00"}"#, "user: expected a known user"),
-        (#"{"user": "u-1", "at": "#, "line 1"),
-    ])
+    @Test(
+        "bad input exits 2 and names the field",
+        arguments: [
+            (#"{"user": "u-1", "at": "2026-03-11T09:40:00+01:00", "weather": {"cloud_pct": 140}}"#, "weather.cloud_pct: expected a number in 0...100, got 140"),
+            (#"{"user": "u-1"}"#, "at: expected"),
+            (#"{"user": "u-9", "at": "2026-03-11T09:40:00+01:00"}"#, "user: expected a known user"),
+            (#"{"user": "u-1", "at": "#, "line 1")
+        ])
     func badInput(input: String, message: String) async throws {
         let (_, db) = try await CLI.smallDatabase()
         let r = try await CLI.run(["pick", "--db", db, "-"], stdin: input)
@@ -145,7 +147,7 @@ struct CLITests {
         let lines = [
             event,
             #"{"id": "ev-2", "user": "u-1", "at": "2026-03-11T09:48:00+01:00", "track": "\#(track)", "signal": "meh", "pick_id": "\#(pickId)"}"#,
-            #"{"id": "ev-3", "user": "u-1", "at": "2026-03-11T09:49:00+01:00", "track": "\#(track)", "signal": "complete", "pick_id": "\#(pickId)"}"#,
+            #"{"id": "ev-3", "user": "u-1", "at": "2026-03-11T09:49:00+01:00", "track": "\#(track)", "signal": "complete", "pick_id": "\#(pickId)"}"#
         ].joined(separator: "\n")
         let batch = try await CLI.run(["feedback", "--db", db, "-"], stdin: lines)
         #expect(batch.status == 2)
@@ -234,11 +236,11 @@ struct CLITests {
         let db = dir.appendingPathComponent("c.sqlite").path
         let csv = dir.appendingPathComponent("c.csv")
         try """
-            track_id,title,artist,energy,tempo
-            t-1,One,A,0.5,120
-            t-2,Two,B,1.7,120
-            t-3,Three,C,0.2,80
-            """.write(to: csv, atomically: true, encoding: .utf8)
+        track_id,title,artist,energy,tempo
+        t-1,One,A,0.5,120
+        t-2,Two,B,1.7,120
+        t-3,Three,C,0.2,80
+        """.write(to: csv, atomically: true, encoding: .utf8)
         let r = try await CLI.run(["catalog", "import", csv.path, "--db", db])
         #expect(r.status == 2)
         #expect(r.stderr.contains("line 3"), "\(r.stderr)")

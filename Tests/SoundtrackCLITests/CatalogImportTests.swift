@@ -1,9 +1,10 @@
 import Foundation
-import SoundtrackTestSupport
 import SoundtrackCatalog
-import Testing
-@testable import SoundtrackApp
 import SoundtrackStore
+import SoundtrackTestSupport
+import Testing
+
+@testable import SoundtrackApp
 
 @Suite("Catalog import at scale")
 struct CatalogImportTests {

@@ -3,9 +3,10 @@ import SoundtrackApp
 import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackRules
-@testable import SoundtrackStore
 import SoundtrackTestSupport
 import Testing
+
+@testable import SoundtrackStore
 
 @Suite("Durability", .serialized)
 struct CrashTests {
@@ -20,15 +21,18 @@ struct CrashTests {
         for i in 0..<n {
             let at = Timestamp(date: base.date.addingTimeInterval(Double(i) * 600), offsetSeconds: 3600).rfc3339
             let place = places[(i / 7) % places.count]
-            let snapshot = #"{"user":"u-1","at":"\#(at)","location":{"place":"\#(place)","speed_mps":\#(place == "gym" ? 2.5 : 0)},"motion":{"activity":"\#(place == "gym" ? "running" : "stationary")","heart_rate_bpm":\#(place == "gym" ? 150 : 65)}}"#
+            let snapshot =
+                #"{"user":"u-1","at":"\#(at)","location":{"place":"\#(place)","speed_mps":\#(place == "gym" ? 2.5 : 0)},"motion":{"activity":"\#(place == "gym" ? "running" : "stationary")","heart_rate_bpm":\#(place == "gym" ? 150 : 65)}}"#
             lines.append(#"{"id":"ev-\#(i)","user":"u-1","at":"\#(at)","track":"\#(ids[(i * 37) % ids.count])","signal":"\#(signals[i % signals.count])","snapshot":\#(snapshot)}"#)
         }
         return lines.joined(separator: "\n") + "\n"
     }
 
     static func state(_ db: String) throws -> UserState {
-        let service = SoundtrackService(store: try Store(path: db), engine: Recommender(
-            config: try Models.bundled().config, catalog: IndexCatalog(.init(tracks: [])), priors: try Models.bundled().priors))
+        let service = SoundtrackService(
+            store: try Store(path: db),
+            engine: Recommender(
+                config: try Models.bundled().config, catalog: IndexCatalog(.init(tracks: [])), priors: try Models.bundled().priors))
         return try service.state(user: "u-1")
     }
 

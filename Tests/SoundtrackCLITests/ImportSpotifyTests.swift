@@ -2,9 +2,10 @@ import Foundation
 import GRDB
 import SoundtrackApp
 import SoundtrackContext
-@testable import SoundtrackStore
 import SoundtrackTestSupport
 import Testing
+
+@testable import SoundtrackStore
 
 @Suite("Import Spotify")
 struct ImportSpotifyTests {
@@ -19,24 +20,27 @@ struct ImportSpotifyTests {
     func bothFormats() async throws {
         let (_, db) = try await CLI.smallDatabase(user: "ana")
         let tracksBefore = try Store(path: db).trackCount()
-        let r = try await CLI.run(["import", "spotify", "--db", db, "--user", "ana",
-                             Self.file("StreamingHistory0.json"), Self.file("Streaming_History_Audio_2024.json")])
+        let r = try await CLI.run([
+            "import", "spotify", "--db", db, "--user", "ana",
+            Self.file("StreamingHistory0.json"), Self.file("Streaming_History_Audio_2024.json")
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("2 files, 9 plays: 8 applied, 0 duplicates skipped, 0 rejected; 1 neutral plays"), "\(r.stderr)")
         #expect(r.stderr.contains("1 podcast rows skipped"), "\(r.stderr)")
         let signals = try Self.rows(db, "SELECT track_id, signal, played_ms FROM feedback ORDER BY at")
         let got = signals.map { "\($0["track_id"] as String) \($0["signal"] as String) \($0["played_ms"] as Int)" }
         let basic = { (title: String, artist: String) in SpotifyHistory.stableTrackId(title: title, artist: artist) }
-        #expect(got == [
-            "\(basic("thank u, next", "Ariana Grande")) complete 207320",
-            "\(basic("You Say", "Lauren Daigle")) skip 12000",            // < 30 s
-            "\(basic("In My Feelings", "Drake")) complete 217925",
-            "\(basic("A Song Not In Any Catalog", "Unknown Band")) complete 185000",
-            "spotify:track:3e9HZxeyfWwjeyPAMmWSSQ complete 207320",        // trackdone
-            "spotify:track:6Up545NUflOiXo8cEraH49 skip 45000",             // fwdbtn
-            "spotify:track:2G7V7zsVDxg1yRsu7Ew9RJ skip 150000",            // skipped: true
-            "spotify:track:0000000000000000000001 complete 201000",        // not in the catalog before
-        ])  // the podcast row and the `logout` play (neither skipped nor played to the end) are not events
+        #expect(
+            got == [
+                "\(basic("thank u, next", "Ariana Grande")) complete 207320",
+                "\(basic("You Say", "Lauren Daigle")) skip 12000",  // < 30 s
+                "\(basic("In My Feelings", "Drake")) complete 217925",
+                "\(basic("A Song Not In Any Catalog", "Unknown Band")) complete 185000",
+                "spotify:track:3e9HZxeyfWwjeyPAMmWSSQ complete 207320",  // trackdone
+                "spotify:track:6Up545NUflOiXo8cEraH49 skip 45000",  // fwdbtn
+                "spotify:track:2G7V7zsVDxg1yRsu7Ew9RJ skip 150000",  // skipped: true
+                "spotify:track:0000000000000000000001 complete 201000"  // not in the catalog before
+            ])  // the podcast row and the `logout` play (neither skipped nor played to the end) are not events
         let added = try Self.rows(db, "SELECT id, title, artist, tempo FROM songs WHERE id = 'spotify:track:0000000000000000000001'")
         #expect(added.count == 1)
         #expect((added.first?["title"] as String?) == "Brand New Song")

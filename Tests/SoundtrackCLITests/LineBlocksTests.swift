@@ -1,7 +1,8 @@
 import Foundation
-@testable import SoundtrackApp
 import SoundtrackContext
 import Testing
+
+@testable import SoundtrackApp
 
 @Suite struct LineBlocksTests {
     /// A reader over `input` that hands out at most `chunk` bytes per call (a pipe gives short reads).

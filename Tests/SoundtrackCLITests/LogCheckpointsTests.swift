@@ -1,9 +1,10 @@
 import Foundation
-import SoundtrackTestSupport
 import GRDB
+import SoundtrackTestSupport
+import Testing
+
 @testable import SoundtrackApp
 @testable import SoundtrackStore
-import Testing
 
 @Suite struct LogCheckpointsTests {
     /// A file store with a table of 4 KB rows: each transaction below writes `rows` pages or more.

@@ -5,14 +5,17 @@ import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackRules
-@testable import SoundtrackStore
 import SoundtrackTestSupport
 import Testing
 
+@testable import SoundtrackStore
+
 extension CrashTests {
     static func state(_ db: String, user: String) throws -> UserState {
-        let service = SoundtrackService(store: try Store(path: db), engine: Recommender(
-            config: try Models.bundled().config, catalog: IndexCatalog(.init(tracks: [])), priors: try Models.bundled().priors))
+        let service = SoundtrackService(
+            store: try Store(path: db),
+            engine: Recommender(
+                config: try Models.bundled().config, catalog: IndexCatalog(.init(tracks: [])), priors: try Models.bundled().priors))
         return try service.state(user: user)
     }
 
@@ -30,7 +33,7 @@ extension CrashTests {
                 "SELECT * FROM sessions ORDER BY user_id",
                 "SELECT id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, applied_seq FROM feedback ORDER BY id",
                 "SELECT id, pick_counter, next_bin_number FROM users ORDER BY id",
-                "SELECT count(*) FROM songs",
+                "SELECT count(*) FROM songs"
             ] {
                 for row in try Row.fetchAll(db, sql: sql) { out.append(row.description) }
             }
@@ -47,7 +50,8 @@ extension CrashTests {
             let user = users[(i * 5 + i / 4) % users.count]
             let snap = Logs.snapshot(user: user, minute: i * 3, context: (i / 6) % 7)
             let at = try! JSONParser.parse(snap)["at"]!.serialized()
-            return #"{"id":"ev-\#(i)","user":"\#(user)","at":\#(at),"track":"\#(ids[(i * 37) % ids.count])","signal":"\#(signals[i % signals.count])","played_ms":\#(20000 + i),"snapshot":\#(snap)}"#
+            return
+                #"{"id":"ev-\#(i)","user":"\#(user)","at":\#(at),"track":"\#(ids[(i * 37) % ids.count])","signal":"\#(signals[i % signals.count])","played_ms":\#(20000 + i),"snapshot":\#(snap)}"#
         }
     }
 }
@@ -61,8 +65,11 @@ struct ReplayTests {
         let (dir, db) = try await Logs.database(users: users)
         var lines = try CrashTests.multiUserLog(12, users: users)
         lines.append(lines[3])  // the same event again: a duplicate
-        lines.append(#"{"id":"ev-u","user":"stranger","at":"2026-03-10T07:00:00+01:00","track":"spotify:track:3e9HZxeyfWwjeyPAMmWSSQ","signal":"like","snapshot":{"user":"stranger","at":"2026-03-10T07:00:00+01:00"}}"#)
-        lines.append(#"{"id":"ev-t","user":"u-1","at":"2026-03-10T07:00:00+01:00","track":"spotify:track:nope","signal":"like","snapshot":{"user":"u-1","at":"2026-03-10T07:00:00+01:00"}}"#)
+        lines.append(
+            #"{"id":"ev-u","user":"stranger","at":"2026-03-10T07:00:00+01:00","track":"spotify:track:3e9HZxeyfWwjeyPAMmWSSQ","signal":"like","snapshot":{"user":"stranger","at":"2026-03-10T07:00:00+01:00"}}"#
+        )
+        lines.append(
+            #"{"id":"ev-t","user":"u-1","at":"2026-03-10T07:00:00+01:00","track":"spotify:track:nope","signal":"like","snapshot":{"user":"u-1","at":"2026-03-10T07:00:00+01:00"}}"#)
         lines.append(#"{"id":"ev-s","user":"u-1","at":"2026-03-10T07:00:00+01:00","track":"x","signal":"meh"}"#)
         let log = dir.appendingPathComponent("log.jsonl")
         try Logs.write(lines, log)
@@ -179,7 +186,8 @@ struct ReplayTests {
         #expect(a == b)
     }
 
-    @Test("A replay over users written whole (the benchmarks' population: bins at the cap, merges, new bins), killed with SIGKILL and run again, reaches the state of one clean run")
+    @Test(
+        "A replay over users written whole (the benchmarks' population: bins at the cap, merges, new bins), killed with SIGKILL and run again, reaches the state of one clean run")
     func killMidReplayOfAWrittenPopulation() async throws {
         let (dir, db) = try await CLI.smallDatabase()
         let users = 12, n = 6000

@@ -1,6 +1,6 @@
 import Foundation
-import SoundtrackTestSupport
 import SoundtrackContext
+import SoundtrackTestSupport
 import Testing
 
 @testable import SoundtrackCatalog
@@ -141,7 +141,7 @@ struct CatalogCSVTests {
                 "line 14: loudness: expected a number in -60...5, got -61",
                 "line 15: track_id: expected a non-empty id, got an empty value",
                 "line 16: input: expected 16 fields as in the header, got 3",
-                "line 17: input: expected 16 fields as in the header, got 17",
+                "line 17: input: expected 16 fields as in the header, got 17"
             ])
         #expect(report.rejected.allSatisfy { $0.line != nil })
     }
@@ -152,7 +152,7 @@ struct CatalogCSVTests {
         #expect(
             report.rejected.map(\.description) == [
                 "line 2: input: expected a comma or line end after a closing quote, got 'b'",
-                "line 4: input: expected a closing quote, got the end of the input",
+                "line 4: input: expected a closing quote, got the end of the input"
             ])
     }
 
@@ -259,7 +259,7 @@ struct CatalogJSONLinesTests {
             tracks == [
                 Track(id: "t1", title: "A", artist: "B; C", year: 1999, genres: ["rock", "pop"], audio: AudioFeatures(energy: 0.5)),
                 Track(id: "t2", title: "D", artist: "E", genres: ["jazz", "soul"]),
-                Track(id: "t3", title: "F", artist: "G", durationMs: 1000, popularity: 0, audio: AudioFeatures(loudness: -60)),
+                Track(id: "t3", title: "F", artist: "G", durationMs: 1000, popularity: 0, audio: AudioFeatures(loudness: -60))
             ])
     }
 
@@ -292,7 +292,8 @@ struct CatalogJSONLinesTests {
     }
 
     @Test func anyChunkSizeGivesTheSameResult() throws {
-        let text = "\u{FEFF}{\"track_id\":\"t1\",\"title\":\"é\",\"artist\":\"b\"}\r\n\n{\"track_id\":\"t2\",\"title\":\"x\",\"artist\":\"y\",\"energy\":2}\n{\"track_id\":\"t3\",\"title\":\"z\",\"artist\":\"w\"}"
+        let text =
+            "\u{FEFF}{\"track_id\":\"t1\",\"title\":\"é\",\"artist\":\"b\"}\r\n\n{\"track_id\":\"t2\",\"title\":\"x\",\"artist\":\"y\",\"energy\":2}\n{\"track_id\":\"t3\",\"title\":\"z\",\"artist\":\"w\"}"
         let expected = try readText(text, format: .jsonLines)
         #expect(expected.tracks.map(\.id) == ["t1", "t3"] && expected.report.rejectedCount == 1)
         #expect(expected.tracks[0].title == "é")
@@ -313,9 +314,11 @@ struct CatalogJSONLinesTests {
             if let v = t.durationMs { pairs.append(("duration_ms", .number(Double(v)))) }
             if let v = t.popularity { pairs.append(("popularity", .number(Double(v)))) }
             let a = t.audio
-            for (k, v) in [("tempo", a.tempo), ("energy", a.energy), ("valence", a.valence), ("danceability", a.danceability),
-                           ("acousticness", a.acousticness), ("instrumentalness", a.instrumentalness),
-                           ("speechiness", a.speechiness), ("loudness", a.loudness)] {
+            for (k, v) in [
+                ("tempo", a.tempo), ("energy", a.energy), ("valence", a.valence), ("danceability", a.danceability),
+                ("acousticness", a.acousticness), ("instrumentalness", a.instrumentalness),
+                ("speechiness", a.speechiness), ("loudness", a.loudness)
+            ] {
                 if let v { pairs.append((k, .number(v))) }
             }
             lines.append(JSONValue.object(pairs).serialized())
@@ -349,7 +352,7 @@ struct DecimalParserTests {
         var samples = [
             "0", "-0", "1", "0.653", "9.11e-06", "-5.634", "106.966", "1e22", "1e23", "123456789012345678901",
             "0.000000000000000000000000001", "9007199254740993", "1.7976931348623157e308", "4.9e-324", "+3.5",
-            "1E5", "2.5e+3", ".5", "5.", "00012.50",
+            "1E5", "2.5e+3", ".5", "5.", "00012.50"
         ]
         for _ in 0..<20_000 {
             let digits = Int.random(in: 1...17, using: &rng)

@@ -72,7 +72,7 @@ private func expectError(_ expected: String, replacing old: String, with new: St
 struct ColdStartPriorsTests {
     static let required = [
         "workout", "study", "commute", "driving", "relaxing at home", "sleep", "social", "rainy evening", "work focus",
-        "morning wake-up", "walking outdoors", "default",
+        "morning wake-up", "walking outdoors", "default"
     ]
 
     @Test func theShippedFileLoads() throws {
@@ -162,7 +162,7 @@ struct ColdStartPriorsTests {
         sig.set("time.weekend", 0)
         let priors = ColdStartPriors(contexts: [
             ContextPrior(name: "x", signature: sig, profile: AudioProfile(AudioFeatures(energy: 1))),
-            ContextPrior(name: "default", profile: AudioProfile(AudioFeatures(energy: 0.5))),
+            ContextPrior(name: "default", profile: AudioProfile(AudioFeatures(energy: 0.5)))
         ])
         var f = FeatureVector()
         f.set("place.gym", 1)
@@ -283,7 +283,8 @@ struct ColdStartPriorsTests {
             with: #""signature": []"#)
         try expectError(
             "contexts[11].profile: expected at least one of tempo, energy, valence, danceability, acousticness, instrumentalness, speechiness, loudness, got none",
-            replacing: #""profile": {"tempo": 120, "energy": 0.64, "valence": 0.63, "danceability": 0.61, "acousticness": 0.17, "instrumentalness": 0, "speechiness": 0.04, "loudness": -8.5}"#,
+            replacing:
+                #""profile": {"tempo": 120, "energy": 0.64, "valence": 0.63, "danceability": 0.61, "acousticness": 0.17, "instrumentalness": 0, "speechiness": 0.04, "loudness": -8.5}"#,
             with: #""profile": {}"#)
     }
 

@@ -5,89 +5,92 @@ import Testing
 
 @Suite("Calendar and place classification")
 struct ClassifierTests {
-    @Test(arguments: [
-        // workout
-        ("Leg day", EventCategory.workout), ("Spinning class", .workout), ("Yoga", .workout), ("Krafttraining", .workout),
-        ("Morning run", .workout), ("Gym – push", .workout), ("Pilates mit Anna", .workout), ("5k with the club", .workout),
-        ("Fußballtraining", .workout), ("Schwimmen", .workout), ("Entraînement fractionné", .workout),
-        ("Séance de musculation", .workout), ("Natation", .workout), ("Entrenamiento funcional", .workout),
-        ("Clase de spinning", .workout), ("Ir al gimnasio", .workout), ("Allenamento gambe", .workout),
-        ("Palestra", .workout), ("Corsa al parco", .workout), ("Treino de pernas", .workout), ("Academia", .workout),
-        ("Bouldern mit Tom", .workout), ("HIIT", .workout), ("Tennis with Marco", .workout), ("Recovery run", .workout),
-        // study
-        ("Lerngruppe", .study), ("Révisions", .study), ("Examen de física", .study), ("Study group – algorithms", .study),
-        ("Math homework", .study), ("Lecture: Linear Algebra", .study), ("CS101 lecture", .study),
-        ("Vorlesung Analysis", .study), ("Klausurvorbereitung", .study), ("Mathe lernen", .study),
-        ("Cours de chimie", .study), ("Partiel d'économie", .study), ("Devoirs", .study), ("Clase de historia", .study),
-        ("Estudiar para el parcial", .study), ("Lezione di storia", .study), ("Esame di chimica", .study),
-        ("Studiare latino", .study), ("Aula de matemática", .study), ("Prova de física", .study),
-        ("Office hours with Prof. Kim", .study), ("Thesis writing", .study), ("Hausarbeit schreiben", .study),
-        // work
-        ("Sprint planning", .work), ("1:1 with Ana", .work), ("Standup", .work), ("Daily stand-up", .work),
-        ("Besprechung", .work), ("Réunion d'équipe", .work), ("Reunión con el cliente", .work),
-        ("Riunione settimanale", .work), ("Reunião de equipe", .work), ("Quarterly business review", .work),
-        ("Code review", .work), ("Client call", .work), ("Interview – backend candidate", .work), ("Teammeeting", .work),
-        ("Jour fixe", .work), ("Retro", .work), ("All hands", .work), ("Kundentermin", .work), ("Frühschicht", .work),
-        ("Point projet", .work), ("Deploy v2.3", .work), ("Weekly check-in", .work),
-        // social
-        ("Dinner with Sam", .social), ("Birthday party", .social), ("Drinks with the team", .social),
-        ("Abendessen mit Lisa", .social), ("Geburtstag von Oma", .social), ("Dîner chez Paul", .social), ("Apéro", .social),
-        ("Anniversaire de Julie", .social), ("Cena con amigos", .social), ("Cumpleaños de Marta", .social),
-        ("Pranzo con i colleghi", .social), ("Compleanno di Luca", .social), ("Jantar com a família", .social),
-        ("Churrasco", .social), ("Concert: Arctic Monkeys", .social), ("Movie night", .social), ("Game night", .social),
-        ("Coffee with Priya", .social), ("Brunch", .social), ("Call Mom", .social),
-        // travel
-        ("Flight LH 432 to Berlin", .travel), ("Train to Lyon", .travel), ("Flug nach München", .travel),
-        ("Zug nach Hamburg", .travel), ("Vol pour Paris", .travel), ("Vuelo a Madrid", .travel), ("Volo per Roma", .travel),
-        ("Voo para Lisboa", .travel), ("Trip to Lisbon", .travel), ("Dienstreise Berlin", .travel), ("Urlaub", .travel),
-        ("Hotel check-in", .travel), ("Road trip", .travel),
-        // rest
-        ("Nap", .rest), ("Meditation", .rest), ("Power nap", .rest), ("Mittagsschlaf", .rest), ("Sieste", .rest),
-        ("Siesta", .rest), ("Pisolino", .rest), ("Cochilo", .rest), ("Lunch break", .rest), ("Spa day", .rest),
-        ("Méditation guidée", .rest), ("Pause", .rest), ("Me time", .rest), ("Meditation class", .rest),
-        // other
-        ("Dentist", .other), ("Zahnarzt", .other), ("Doctor's appointment", .other), ("Haircut", .other),
-        ("Pick up dry cleaning", .other), ("Renew passport", .other), ("Taxes", .other), ("Rendez-vous médecin", .other),
-        ("Cita con el médico", .other), ("Parrucchiere", .other), ("Pay rent", .other), ("Vet appointment", .other),
-        ("Arzttermin", .other), ("", .other), ("🎉🎉", .other),
-    ] as [(String, EventCategory)])
+    @Test(
+        arguments: [
+            // workout
+            ("Leg day", EventCategory.workout), ("Spinning class", .workout), ("Yoga", .workout), ("Krafttraining", .workout),
+            ("Morning run", .workout), ("Gym – push", .workout), ("Pilates mit Anna", .workout), ("5k with the club", .workout),
+            ("Fußballtraining", .workout), ("Schwimmen", .workout), ("Entraînement fractionné", .workout),
+            ("Séance de musculation", .workout), ("Natation", .workout), ("Entrenamiento funcional", .workout),
+            ("Clase de spinning", .workout), ("Ir al gimnasio", .workout), ("Allenamento gambe", .workout),
+            ("Palestra", .workout), ("Corsa al parco", .workout), ("Treino de pernas", .workout), ("Academia", .workout),
+            ("Bouldern mit Tom", .workout), ("HIIT", .workout), ("Tennis with Marco", .workout), ("Recovery run", .workout),
+            // study
+            ("Lerngruppe", .study), ("Révisions", .study), ("Examen de física", .study), ("Study group – algorithms", .study),
+            ("Math homework", .study), ("Lecture: Linear Algebra", .study), ("CS101 lecture", .study),
+            ("Vorlesung Analysis", .study), ("Klausurvorbereitung", .study), ("Mathe lernen", .study),
+            ("Cours de chimie", .study), ("Partiel d'économie", .study), ("Devoirs", .study), ("Clase de historia", .study),
+            ("Estudiar para el parcial", .study), ("Lezione di storia", .study), ("Esame di chimica", .study),
+            ("Studiare latino", .study), ("Aula de matemática", .study), ("Prova de física", .study),
+            ("Office hours with Prof. Kim", .study), ("Thesis writing", .study), ("Hausarbeit schreiben", .study),
+            // work
+            ("Sprint planning", .work), ("1:1 with Ana", .work), ("Standup", .work), ("Daily stand-up", .work),
+            ("Besprechung", .work), ("Réunion d'équipe", .work), ("Reunión con el cliente", .work),
+            ("Riunione settimanale", .work), ("Reunião de equipe", .work), ("Quarterly business review", .work),
+            ("Code review", .work), ("Client call", .work), ("Interview – backend candidate", .work), ("Teammeeting", .work),
+            ("Jour fixe", .work), ("Retro", .work), ("All hands", .work), ("Kundentermin", .work), ("Frühschicht", .work),
+            ("Point projet", .work), ("Deploy v2.3", .work), ("Weekly check-in", .work),
+            // social
+            ("Dinner with Sam", .social), ("Birthday party", .social), ("Drinks with the team", .social),
+            ("Abendessen mit Lisa", .social), ("Geburtstag von Oma", .social), ("Dîner chez Paul", .social), ("Apéro", .social),
+            ("Anniversaire de Julie", .social), ("Cena con amigos", .social), ("Cumpleaños de Marta", .social),
+            ("Pranzo con i colleghi", .social), ("Compleanno di Luca", .social), ("Jantar com a família", .social),
+            ("Churrasco", .social), ("Concert: Arctic Monkeys", .social), ("Movie night", .social), ("Game night", .social),
+            ("Coffee with Priya", .social), ("Brunch", .social), ("Call Mom", .social),
+            // travel
+            ("Flight LH 432 to Berlin", .travel), ("Train to Lyon", .travel), ("Flug nach München", .travel),
+            ("Zug nach Hamburg", .travel), ("Vol pour Paris", .travel), ("Vuelo a Madrid", .travel), ("Volo per Roma", .travel),
+            ("Voo para Lisboa", .travel), ("Trip to Lisbon", .travel), ("Dienstreise Berlin", .travel), ("Urlaub", .travel),
+            ("Hotel check-in", .travel), ("Road trip", .travel),
+            // rest
+            ("Nap", .rest), ("Meditation", .rest), ("Power nap", .rest), ("Mittagsschlaf", .rest), ("Sieste", .rest),
+            ("Siesta", .rest), ("Pisolino", .rest), ("Cochilo", .rest), ("Lunch break", .rest), ("Spa day", .rest),
+            ("Méditation guidée", .rest), ("Pause", .rest), ("Me time", .rest), ("Meditation class", .rest),
+            // other
+            ("Dentist", .other), ("Zahnarzt", .other), ("Doctor's appointment", .other), ("Haircut", .other),
+            ("Pick up dry cleaning", .other), ("Renew passport", .other), ("Taxes", .other), ("Rendez-vous médecin", .other),
+            ("Cita con el médico", .other), ("Parrucchiere", .other), ("Pay rent", .other), ("Vet appointment", .other),
+            ("Arzttermin", .other), ("", .other), ("🎉🎉", .other)
+        ] as [(String, EventCategory)])
     func classifiesTitles(title: String, category: EventCategory) {
         #expect(CalendarClassifier.classify(title) == category)
     }
 
-    @Test(arguments: [
-        ("home", PlaceCategory.home), ("Home office", .home), ("Zuhause", .home), ("Chez moi", .home), ("Casa", .home),
-        ("library", .library), ("Stadtbibliothek", .library), ("Bibliothèque François-Mitterrand", .library),
-        ("University library", .library), ("Biblioteca Nacional", .library),
-        ("gym", .gym), ("Fitnessstudio", .gym), ("Yoga studio", .gym), ("Swimming pool", .gym), ("Hallenbad", .gym),
-        ("Palestra", .gym), ("Sports center", .gym),
-        ("school", .school), ("Campus", .school), ("Universität Wien", .school), ("Université de Lyon", .school),
-        ("Class", .school), ("Escola", .school), ("Gymnasium am Markt", .school),
-        ("work", .work), ("Office", .work), ("Büro", .work), ("Oficina", .work), ("Ufficio", .work), ("WeWork coworking", .work),
-        ("cafe", .cafe), ("Coffee shop", .cafe), ("Café Central", .cafe), ("Restaurant", .cafe), ("Irish pub", .cafe),
-        ("Starbucks", .cafe), ("Boulangerie", .cafe),
-        ("Supermarket", .shop), ("Mall", .shop), ("Supermarché", .shop), ("Centro comercial", .shop), ("Wochenmarkt", .shop),
-        ("Car", .transit), ("Hauptbahnhof", .transit), ("Gare de Lyon", .transit), ("Airport", .transit),
-        ("Bus stop", .transit), ("Commute", .transit), ("Car park", .transit),
-        ("Central Park", .outdoors), ("Beach", .outdoors), ("Trail", .outdoors), ("Forest", .outdoors), ("Strand", .outdoors),
-        ("Parque del Retiro", .outdoors),
-        ("Grandma's", .other), ("Church", .other), ("", .other),
-    ] as [(String, PlaceCategory)])
+    @Test(
+        arguments: [
+            ("home", PlaceCategory.home), ("Home office", .home), ("Zuhause", .home), ("Chez moi", .home), ("Casa", .home),
+            ("library", .library), ("Stadtbibliothek", .library), ("Bibliothèque François-Mitterrand", .library),
+            ("University library", .library), ("Biblioteca Nacional", .library),
+            ("gym", .gym), ("Fitnessstudio", .gym), ("Yoga studio", .gym), ("Swimming pool", .gym), ("Hallenbad", .gym),
+            ("Palestra", .gym), ("Sports center", .gym),
+            ("school", .school), ("Campus", .school), ("Universität Wien", .school), ("Université de Lyon", .school),
+            ("Class", .school), ("Escola", .school), ("Gymnasium am Markt", .school),
+            ("work", .work), ("Office", .work), ("Büro", .work), ("Oficina", .work), ("Ufficio", .work), ("WeWork coworking", .work),
+            ("cafe", .cafe), ("Coffee shop", .cafe), ("Café Central", .cafe), ("Restaurant", .cafe), ("Irish pub", .cafe),
+            ("Starbucks", .cafe), ("Boulangerie", .cafe),
+            ("Supermarket", .shop), ("Mall", .shop), ("Supermarché", .shop), ("Centro comercial", .shop), ("Wochenmarkt", .shop),
+            ("Car", .transit), ("Hauptbahnhof", .transit), ("Gare de Lyon", .transit), ("Airport", .transit),
+            ("Bus stop", .transit), ("Commute", .transit), ("Car park", .transit),
+            ("Central Park", .outdoors), ("Beach", .outdoors), ("Trail", .outdoors), ("Forest", .outdoors), ("Strand", .outdoors),
+            ("Parque del Retiro", .outdoors),
+            ("Grandma's", .other), ("Church", .other), ("", .other)
+        ] as [(String, PlaceCategory)])
     func classifiesPlaces(label: String, category: PlaceCategory) {
         #expect(PlaceClassifier.classify(label) == category)
     }
 
-    @Test(arguments: [
-        ("Study group – Algorithmen & Café", ["study", "group", "algorithmen", "cafe"]),
-        ("Révisions: ÉCOLE", ["revisions", "ecole"]),
-        ("Größe Straße", ["grosse", "strasse"]),
-        ("Łódź, Ærø, Œuvre", ["lodz", "aero", "oeuvre"]),
-        ("1:1 with Ana", ["1", "1", "with", "ana"]),
-        ("Cafe\u{301} combining", ["cafe", "combining"]),
-        ("  --  ", []),
-        ("東京 meeting", ["東京", "meeting"]),
-        ("ПРИВЕТ", ["привет"]),
-    ] as [(String, [String])])
+    @Test(
+        arguments: [
+            ("Study group – Algorithmen & Café", ["study", "group", "algorithmen", "cafe"]),
+            ("Révisions: ÉCOLE", ["revisions", "ecole"]),
+            ("Größe Straße", ["grosse", "strasse"]),
+            ("Łódź, Ærø, Œuvre", ["lodz", "aero", "oeuvre"]),
+            ("1:1 with Ana", ["1", "1", "with", "ana"]),
+            ("Cafe\u{301} combining", ["cafe", "combining"]),
+            ("  --  ", []),
+            ("東京 meeting", ["東京", "meeting"]),
+            ("ПРИВЕТ", ["привет"])
+        ] as [(String, [String])])
     func normalisesText(text: String, tokens: [String]) {
         #expect(TextNormalizer.tokens(text) == tokens)
     }
@@ -155,7 +158,7 @@ struct PlaceBookTests {
     @Test func nearestPlaceWins() {
         var book = PlaceBook(places: [
             LearnedPlace(id: "pl-1", lat: 0, lon: 0, count: 5),
-            LearnedPlace(id: "pl-2", lat: 0, lon: 0.002, count: 1),  // ~222 m east
+            LearnedPlace(id: "pl-2", lat: 0, lon: 0.002, count: 1)  // ~222 m east
         ])
         #expect(book.nearest(lat: 0, lon: 0.0012, within: 150)?.id == "pl-2")
         #expect(book.resolve(lat: 0, lon: 0.0012, radiusMeters: 150) == "pl-2")

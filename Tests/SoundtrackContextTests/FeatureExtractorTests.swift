@@ -26,8 +26,10 @@ func oneHot(_ prefix: String, _ names: [String], hot: String?) -> [String: Doubl
 func timeSlots(hour: Double, weekday: Int) -> [String: Double] {
     let a = 2 * Double.pi * hour / 24
     let b = 2 * Double.pi * Double(weekday) / 7
-    return ["time.tod_sin": sin(a), "time.tod_cos": cos(a), "time.dow_sin": sin(b), "time.dow_cos": cos(b),
-            "time.weekend": weekday >= 5 ? 1 : 0]
+    return [
+        "time.tod_sin": sin(a), "time.tod_cos": cos(a), "time.dow_sin": sin(b), "time.dow_cos": cos(b),
+        "time.weekend": weekday >= 5 ? 1 : 0
+    ]
 }
 
 func decode(_ text: String) throws -> Snapshot { try Snapshot.decode(Data(text.utf8), strict: true) }
@@ -80,7 +82,8 @@ struct FeatureExtractorTests {
     }
 
     @Test func gymRun() throws {
-        let s = try decode(#"""
+        let s = try decode(
+            #"""
             {"user": "u-7", "at": "2026-03-16T18:30:00+01:00",
              "location": {"lat": 52.52, "lon": 13.405, "speed_mps": 3.2},
              "calendar": {"events": [
@@ -112,7 +115,8 @@ struct FeatureExtractorTests {
     }
 
     @Test func carCommute() throws {
-        let s = try decode(#"""
+        let s = try decode(
+            #"""
             {"user": "u-3", "at": "2026-03-17T08:05:00-05:00",
              "location": {"lat": 41.88, "lon": -87.63, "speed_mps": 25, "place": " Car "},
              "weather": {"temp_c": -5, "wind_mps": 30, "condition": "snow"},
@@ -164,22 +168,27 @@ struct FeatureExtractorTests {
         #expect(extractor.extract(onlySunrise, places: &places).value("time.daylight") == nil)
     }
 
-    @Test(arguments: [
-        // (at, events JSON, category, busy, next_soon)
-        ("2026-03-14T10:00:00Z", #"[{"title": "Standup", "start": "2026-03-14T09:30:00Z"}]"#, "work", 1.0, 0.0),
-        ("2026-03-14T10:30:00Z", #"[{"title": "Standup", "start": "2026-03-14T09:30:00Z"}]"#, nil, 0, 0),  // ended at 10:30
-        ("2026-03-14T10:00:00Z", #"[{"title": "Conference", "start": "2026-03-14T00:00:00Z", "all_day": true}]"#, "work", 0, 0),
-        ("2026-03-14T10:00:00Z",
-         #"[{"title": "Trip", "start": "2026-03-14T00:00:00Z", "end": "2026-03-16T00:00:00Z", "all_day": true}, "#
-            + #"{"start": "2026-03-14T09:00:00Z", "end": "2026-03-14T11:00:00Z", "category": "rest"}]"#, "rest", 1, 0),
-        ("2026-03-14T10:00:00Z",
-         #"[{"title": "Yoga", "start": "2026-03-14T09:00:00Z", "end": "2026-03-14T12:00:00Z"}, "#
-            + #"{"title": "Lecture", "start": "2026-03-14T09:45:00Z", "end": "2026-03-14T11:00:00Z"}, "#
-            + #"{"title": "Lunch", "start": "2026-03-14T11:00:00Z"}]"#, "study", 1, exp(-1.0)),
-        ("2026-03-14T10:00:00Z", #"[{"start": "2026-03-14T10:30:00Z"}]"#, nil, 0, exp(-0.5)),
-        ("2026-03-14T10:00:00Z", #"[{"start": "2026-03-14T09:30:00Z"}]"#, "other", 1, 0),  // no title, no category
-        ("2026-03-14T10:00:00+02:00", #"[{"title": "Nap", "start": "2026-03-14T07:30:00Z", "end": "2026-03-14T08:30:00Z"}]"#, "rest", 1, 0),
-    ] as [(String, String, String?, Double, Double)])
+    @Test(
+        arguments: [
+            // (at, events JSON, category, busy, next_soon)
+            ("2026-03-14T10:00:00Z", #"[{"title": "Standup", "start": "2026-03-14T09:30:00Z"}]"#, "work", 1.0, 0.0),
+            ("2026-03-14T10:30:00Z", #"[{"title": "Standup", "start": "2026-03-14T09:30:00Z"}]"#, nil, 0, 0),  // ended at 10:30
+            ("2026-03-14T10:00:00Z", #"[{"title": "Conference", "start": "2026-03-14T00:00:00Z", "all_day": true}]"#, "work", 0, 0),
+            (
+                "2026-03-14T10:00:00Z",
+                #"[{"title": "Trip", "start": "2026-03-14T00:00:00Z", "end": "2026-03-16T00:00:00Z", "all_day": true}, "#
+                    + #"{"start": "2026-03-14T09:00:00Z", "end": "2026-03-14T11:00:00Z", "category": "rest"}]"#, "rest", 1, 0
+            ),
+            (
+                "2026-03-14T10:00:00Z",
+                #"[{"title": "Yoga", "start": "2026-03-14T09:00:00Z", "end": "2026-03-14T12:00:00Z"}, "#
+                    + #"{"title": "Lecture", "start": "2026-03-14T09:45:00Z", "end": "2026-03-14T11:00:00Z"}, "#
+                    + #"{"title": "Lunch", "start": "2026-03-14T11:00:00Z"}]"#, "study", 1, exp(-1.0)
+            ),
+            ("2026-03-14T10:00:00Z", #"[{"start": "2026-03-14T10:30:00Z"}]"#, nil, 0, exp(-0.5)),
+            ("2026-03-14T10:00:00Z", #"[{"start": "2026-03-14T09:30:00Z"}]"#, "other", 1, 0),  // no title, no category
+            ("2026-03-14T10:00:00+02:00", #"[{"title": "Nap", "start": "2026-03-14T07:30:00Z", "end": "2026-03-14T08:30:00Z"}]"#, "rest", 1, 0)
+        ] as [(String, String, String?, Double, Double)])
     func calendarSlots(at: String, events: String, category: String?, busy: Double, nextSoon: Double) throws {
         let s = try decode(#"{"user": "u", "at": "\#(at)", "calendar": {"events": \#(events)}}"#)
         var places = PlaceBook()
@@ -192,7 +201,7 @@ struct FeatureExtractorTests {
     }
 
     @Test(arguments: [
-        (0.0, 0.0, 0.0), (0.49, 0.107383, 0.0), (0.5, 0.109185, 1.0), (40, 1, 1), (150, 1, 1),
+        (0.0, 0.0, 0.0), (0.49, 0.107383, 0.0), (0.5, 0.109185, 1.0), (40, 1, 1), (150, 1, 1)
     ])
     func movement(speed: Double, value: Double, moving: Double) throws {
         let s = Snapshot(user: "u", at: ts("2026-03-14T10:00:00Z"), location: Location(speedMps: speed))
@@ -222,7 +231,7 @@ struct FeatureExtractorTests {
 
     @Test(arguments: [
         (WeatherCondition.clear, "clear"), (.clouds, "cloudy"), (.rain, "wet"), (.drizzle, "wet"), (.thunderstorm, "wet"),
-        (.snow, "snow"), (.fog, "murky"), (.mist, "murky"), (.haze, "murky"), (.dust, "murky"), (.other, "other"),
+        (.snow, "snow"), (.fog, "murky"), (.mist, "murky"), (.haze, "murky"), (.dust, "murky"), (.other, "other")
     ])
     func weatherConditionGroups(condition: WeatherCondition, group: String) {
         let s = Snapshot(user: "u", at: ts("2026-03-14T10:00:00Z"), weather: Weather(condition: condition))
@@ -319,7 +328,7 @@ struct FeatureExtractorTests {
             ("place", FeatureLayout.placeCategories), ("place", placeSlotNames),
             ("weather", FeatureLayout.weatherGroups.map { "cond_\($0)" }), ("calendar", FeatureLayout.calendarCategories),
             ("bluetooth", FeatureLayout.bluetoothKinds), ("motion", FeatureLayout.activities),
-            ("audio", FeatureLayout.audioRoutes), ("tags", tagSlotNames),
+            ("audio", FeatureLayout.audioRoutes), ("tags", tagSlotNames)
         ]
         for (prefix, names) in groups {
             let first = FeatureLayout.require("\(prefix).\(names[0])")

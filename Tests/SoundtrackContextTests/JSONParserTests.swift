@@ -34,15 +34,18 @@ func parseError(bytes: [UInt8]) -> String? {
 @Suite("JSON parser")
 struct JSONParserTests {
     @Test func parsesADocument() throws {
-        let v = try JSONParser.parse(#"""
+        let v = try JSONParser.parse(
+            #"""
             { "user": "u-1", "n": [1, -2.5, 3e2, true, false, null], "o": {"k": {}} , "e": [] }
             """#)
-        #expect(v == .object([
-            ("user", .string("u-1")),
-            ("n", .array([.number(1), .number(-2.5), .number(300), .bool(true), .bool(false), .null])),
-            ("o", .object([("k", .object([]))])),
-            ("e", .array([])),
-        ]))
+        #expect(
+            v
+                == .object([
+                    ("user", .string("u-1")),
+                    ("n", .array([.number(1), .number(-2.5), .number(300), .bool(true), .bool(false), .null])),
+                    ("o", .object([("k", .object([]))])),
+                    ("e", .array([]))
+                ]))
         #expect(v["user"] == .string("u-1"))
         #expect(v["missing"] == nil)
     }
@@ -59,7 +62,7 @@ struct JSONParserTests {
         ("9007199254740993", 9007199254740992), ("2.2250738585072014e-308", 2.2250738585072014e-308),
         ("5e-324", Double.leastNonzeroMagnitude), ("1e-400", 0), ("1.7976931348623157e308", 1.7976931348623157e308),
         ("0.000001", 0.000001), ("3.14159265358979323846", 3.141592653589793), ("1e22", 1e22), ("1e23", 1e23),
-        ("-0.0", -0.0), ("100000000000000000000000e-3", 1e20),
+        ("-0.0", -0.0), ("100000000000000000000000e-3", 1e20)
     ])
     func parsesNumbers(text: String, expected: Double) throws {
         let v = try JSONParser.parse(text)
@@ -95,7 +98,7 @@ struct JSONParserTests {
         (#""\u0000""#, "\u{0}"),
         ("\"é日本🎵\"", "é日本🎵"),
         ("\"mixed é \\n 🎵\"", "mixed é \n 🎵"),
-        (#""""#, ""),
+        (#""""#, "")
     ])
     func parsesStrings(text: String, expected: String) throws {
         #expect(try JSONParser.parse(text) == .string(expected))
@@ -161,22 +164,23 @@ struct JSONParserTests {
         (#"{"a":1,"a":2}"#, #"input: expected unique keys in an object, got a second "a" at line 1, column 8"#),
         ("{\n  \"user\": \"u\",\n  \"at\": tru\n}", "input: expected a JSON value, got 'tru' at line 3, column 9"),
         ("[\"é日\", x]", "input: expected a JSON value, got 'x' at line 1, column 8"),
-        ("[é]", "input: expected a JSON value, got 'é' at line 1, column 2"),
+        ("[é]", "input: expected a JSON value, got 'é' at line 1, column 2")
     ])
     func rejectsMalformedInput(text: String, message: String) {
         #expect(parseError(text) == message)
     }
 
-    @Test(arguments: [
-        ([0x22, 0xFF, 0x22], "input: expected valid UTF-8, got byte 0xFF at line 1, column 2"),
-        ([0x22, 0xC0, 0xAF, 0x22], "input: expected valid UTF-8, got byte 0xC0 at line 1, column 2"),  // overlong '/'
-        ([0x22, 0xED, 0xA0, 0x80, 0x22], "input: expected valid UTF-8, got byte 0xED at line 1, column 2"),  // encoded surrogate
-        ([0x22, 0x61, 0xE6, 0x97, 0x22], "input: expected valid UTF-8, got byte 0xE6 at line 1, column 3"),  // truncated
-        ([0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], "input: expected valid UTF-8, got byte 0xF4 at line 1, column 2"),  // > U+10FFFF
-        ([0x22, 0x80, 0x22], "input: expected valid UTF-8, got byte 0x80 at line 1, column 2"),  // lone continuation
-        ([0x22, 0x5C, 0x6E, 0xFF, 0x22], "input: expected valid UTF-8, got byte 0xFF at line 1, column 4"),  // after an escape
-        ([0x5B, 0xFF, 0x5D], "input: expected a JSON value, got byte 0xFF at line 1, column 2"),
-    ] as [([UInt8], String)])
+    @Test(
+        arguments: [
+            ([0x22, 0xFF, 0x22], "input: expected valid UTF-8, got byte 0xFF at line 1, column 2"),
+            ([0x22, 0xC0, 0xAF, 0x22], "input: expected valid UTF-8, got byte 0xC0 at line 1, column 2"),  // overlong '/'
+            ([0x22, 0xED, 0xA0, 0x80, 0x22], "input: expected valid UTF-8, got byte 0xED at line 1, column 2"),  // encoded surrogate
+            ([0x22, 0x61, 0xE6, 0x97, 0x22], "input: expected valid UTF-8, got byte 0xE6 at line 1, column 3"),  // truncated
+            ([0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], "input: expected valid UTF-8, got byte 0xF4 at line 1, column 2"),  // > U+10FFFF
+            ([0x22, 0x80, 0x22], "input: expected valid UTF-8, got byte 0x80 at line 1, column 2"),  // lone continuation
+            ([0x22, 0x5C, 0x6E, 0xFF, 0x22], "input: expected valid UTF-8, got byte 0xFF at line 1, column 4"),  // after an escape
+            ([0x5B, 0xFF, 0x5D], "input: expected a JSON value, got byte 0xFF at line 1, column 2")
+        ] as [([UInt8], String)])
     func rejectsInvalidUTF8(bytes: [UInt8], message: String) {
         #expect(parseError(bytes: bytes) == message)
     }
@@ -209,7 +213,7 @@ struct JSONParserTests {
         let v = JSONValue.object([
             ("b", .number(3)), ("a", .number(0.45)), ("n", .number(-0.0)), ("big", .number(1e20)),
             ("neg", .number(-12)), ("small", .number(1e-7)), ("t", .bool(true)), ("z", .null),
-            ("s", .string("q\"b\\s/\n\t\u{01}é🎵")), ("arr", .array([.number(1), .array([]), .object([])])),
+            ("s", .string("q\"b\\s/\n\t\u{01}é🎵")), ("arr", .array([.number(1), .array([]), .object([])]))
         ])
         #expect(v.serialized() == #"{"b":3,"a":0.45,"n":0,"big":1e+20,"neg":-12,"small":1e-07,"t":true,"z":null,"s":"q\"b\\s/\n\t\u0001é🎵","arr":[1,[],{}]}"#)
         #expect(JSONValue.number(.infinity).serialized() == "null")

@@ -303,14 +303,15 @@ private let enumCases: [EnumCase] = [
     EnumCase(doc: .snapshot, path: "bluetooth.devices[0].kind", cases: DeviceKind.allCases.map(\.rawValue)),
     EnumCase(doc: .snapshot, path: "motion.activity", cases: Activity.allCases.map(\.rawValue)),
     EnumCase(doc: .snapshot, path: "audio.route", cases: AudioRoute.allCases.map(\.rawValue)),
-    EnumCase(doc: .feedback, path: "signal", cases: Signal.allCases.map(\.rawValue)),
+    EnumCase(doc: .feedback, path: "signal", cases: Signal.allCases.map(\.rawValue))
 ]
 
-private let rangedFields: [FieldCase] = [
-    "location.lat", "location.lon", "location.accuracy_m", "location.speed_mps",
-    "weather.temp_c", "weather.wind_mps", "weather.cloud_pct", "weather.humidity_pct", "weather.precip_mm_h",
-    "motion.steps_per_min", "motion.steps_today", "motion.heart_rate_bpm", "audio.volume",
-].map { FieldCase(doc: .snapshot, path: $0) } + [FieldCase(doc: .feedback, path: "played_ms"), FieldCase(doc: .feedback, path: "rating")]
+private let rangedFields: [FieldCase] =
+    [
+        "location.lat", "location.lon", "location.accuracy_m", "location.speed_mps",
+        "weather.temp_c", "weather.wind_mps", "weather.cloud_pct", "weather.humidity_pct", "weather.precip_mm_h",
+        "motion.steps_per_min", "motion.steps_today", "motion.heart_rate_bpm", "audio.volume"
+    ].map { FieldCase(doc: .snapshot, path: $0) } + [FieldCase(doc: .feedback, path: "played_ms"), FieldCase(doc: .feedback, path: "rating")]
 
 private let objectCases: [ObjectCase] = [
     ObjectCase(doc: .snapshot, path: "", knownFields: Snapshot.knownFields),
@@ -322,7 +323,7 @@ private let objectCases: [ObjectCase] = [
     ObjectCase(doc: .snapshot, path: "bluetooth.devices[0]", knownFields: ["name", "kind"]),
     ObjectCase(doc: .snapshot, path: "motion", knownFields: Motion.knownFields),
     ObjectCase(doc: .snapshot, path: "audio", knownFields: AudioState.knownFields),
-    ObjectCase(doc: .feedback, path: "", knownFields: FeedbackEvent.knownFields),
+    ObjectCase(doc: .feedback, path: "", knownFields: FeedbackEvent.knownFields)
 ]
 
 private let limitCases: [LimitCase] = [
@@ -341,7 +342,7 @@ private let limitCases: [LimitCase] = [
     LimitCase(doc: .feedback, path: "track", keyword: "minLength"),
     LimitCase(doc: .feedback, path: "track", keyword: "maxLength", swift: Snapshot.maxTextLength),
     LimitCase(doc: .feedback, path: "pick_id", keyword: "minLength"),
-    LimitCase(doc: .feedback, path: "pick_id", keyword: "maxLength"),
+    LimitCase(doc: .feedback, path: "pick_id", keyword: "maxLength")
 ]
 
 // MARK: - Tests
@@ -526,7 +527,7 @@ struct SchemaDriftTests {
         ("2026-03-14T07:42:10+01:00", true), ("2026-03-14t07:42:10.25z", true), ("2026-03-14T07:42:10-09:30", true),
         ("2026-03-14T07:42:10", false), ("2026-03-14 07:42:10Z", false), ("2026-03-14T07:42:10+0100", false),
         ("2026-03-14T24:00:00Z", false), ("2026-03-14T23:59:60Z", false), ("2026-03-14T07:42:10+24:00", false),
-        ("2026-03-14T07:42:10.Z", false), ("12026-03-14T07:42:10Z", false),
+        ("2026-03-14T07:42:10.Z", false), ("12026-03-14T07:42:10Z", false)
     ])
     func timestampPatternMatchesTheParser(_ text: String, _ valid: Bool) throws {
         let schema = SchemaDoc.snapshot.schema

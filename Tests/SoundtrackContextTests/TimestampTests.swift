@@ -34,7 +34,7 @@ struct TimestampTests {
         ("2024-02-29T12:00:00Z", 1_709_208_000.0, 0, "2024-02-29T12:00:00Z"),
         ("2000-02-29T00:00:00Z", 951_782_400.0, 0, "2000-02-29T00:00:00Z"),
         ("0001-01-01T00:00:00Z", -62_135_596_800.0, 0, "0001-01-01T00:00:00Z"),
-        ("9999-12-31T23:59:59Z", 253_402_300_799.0, 0, "9999-12-31T23:59:59Z"),
+        ("9999-12-31T23:59:59Z", 253_402_300_799.0, 0, "9999-12-31T23:59:59Z")
     ])
     func parsesAndFormats(text: String, unix: Double, offset: Int, formatted: String) throws {
         let t = try #require(Timestamp(rfc3339: text))
@@ -52,7 +52,7 @@ struct TimestampTests {
         "2026-03-00T00:00:00Z", "2026-03-14T24:00:00Z", "2026-03-14T07:60:00Z", "2026-03-14T07:42:60Z",
         "2026-03-14T07:42:10.Z", "2026-03-14T07:42:10+24:00", "2026-03-14T07:42:10+01:60", "2026-3-14T07:42:10Z",
         "26-03-14T07:42:10Z", "2026-03-14T07:42:1aZ", "２０２６-03-14T07:42:10Z", "2026/03/14T07:42:10Z",
-        "+2026-03-14T07:42:10Z", "2026-03-14T07:42:10,5Z",
+        "+2026-03-14T07:42:10Z", "2026-03-14T07:42:10,5Z"
     ])
     func rejectsInvalidTimestamps(text: String) {
         #expect(Timestamp(rfc3339: text) == nil)
@@ -64,7 +64,7 @@ struct TimestampTests {
         ("2026-03-15T23:30:00Z", 6, 23.5),
         ("2026-03-15T23:30:00-02:00", 6, 23.5),  // Monday 01:30 in UTC, still Sunday locally
         ("2026-03-16T01:30:00+14:00", 0, 1.5),  // Sunday in UTC, Monday locally
-        ("1969-12-31T18:00:00Z", 2, 18),  // a Wednesday before the epoch
+        ("1969-12-31T18:00:00Z", 2, 18)  // a Wednesday before the epoch
     ])
     func localTimeIsInTheTimestampsOffset(text: String, weekday: Int, hour: Double) throws {
         let t = try #require(Timestamp(rfc3339: text))

@@ -1,6 +1,7 @@
 import Foundation
 import SoundtrackCatalog
 import SoundtrackContext
+
 @testable import SoundtrackEngine
 
 /// Shared test fixtures: the real catalog, the shipped models and snapshots of the seed scenarios.

@@ -2,6 +2,7 @@ import Foundation
 import SoundtrackCatalog
 import SoundtrackContext
 import Testing
+
 @testable import SoundtrackEngine
 
 /// Distance between two tracks' audio features (mean absolute difference over the features both
@@ -10,7 +11,7 @@ private func audioDistance(_ a: AudioFeatures, _ b: AudioFeatures) -> Double? {
     let pairs: [(Double?, Double?)] = [
         (a.tempo.map { $0 / 200 }, b.tempo.map { $0 / 200 }), (a.energy, b.energy), (a.valence, b.valence),
         (a.danceability, b.danceability), (a.acousticness, b.acousticness), (a.instrumentalness, b.instrumentalness),
-        (a.speechiness, b.speechiness),
+        (a.speechiness, b.speechiness)
     ]
     let d = pairs.compactMap { p -> Double? in
         guard let x = p.0, let y = p.1 else { return nil }
@@ -43,8 +44,9 @@ struct OnboardingTests {
         return total / Double(max(n, 1))
     }
 
-    @Test("A new user's first pick fits the context's prior profile (workout, study, driving)",
-          arguments: [("workout", Fixtures.gym()), ("study", Fixtures.library()), ("driving", Fixtures.car())])
+    @Test(
+        "A new user's first pick fits the context's prior profile (workout, study, driving)",
+        arguments: [("workout", Fixtures.gym()), ("study", Fixtures.library()), ("driving", Fixtures.car())])
     func firstPickFitsPrior(_ expected: String, _ snapshot: Snapshot) throws {
         var state = engine.newUser("u-1")
         let (pick, _) = engine.pick(snapshot, state: &state)
@@ -207,7 +209,7 @@ struct OnboardingTests {
         let small = CatalogIndex(tracks: [
             Track(id: "a", title: "a", artist: "x", genres: ["zeta", "alpha", "mid"], popularity: nil, audio: AudioFeatures()),
             Track(id: "b", title: "b", artist: "x", genres: ["alpha", "beta", "mid"], popularity: nil, audio: AudioFeatures()),
-            Track(id: "c", title: "c", artist: "x", genres: ["zeta", "beta", "mid"], popularity: nil, audio: AudioFeatures()),
+            Track(id: "c", title: "c", artist: "x", genres: ["zeta", "beta", "mid"], popularity: nil, audio: AudioFeatures())
         ])
         let names = { (g: [Int32]) in g.map { small.genreName(number: $0) } }
         #expect(names(Recommender.topGenres(ofRows: [0, 1, 2], count: 3, index: small)) == ["mid", "alpha", "beta"])

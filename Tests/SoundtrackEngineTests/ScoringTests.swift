@@ -2,12 +2,14 @@ import Foundation
 import SoundtrackCatalog
 import SoundtrackContext
 import Testing
+
 @testable import SoundtrackEngine
 
 @Suite("Weighted distance scoring")
 struct ScoringTests {
     func bin(_ n: Int, _ c: [Float], observed: [Float]? = nil, spread: Float = 0.2) -> Bin {
-        Bin(number: n, label: "", centroid: c, spread: [Float](repeating: spread, count: c.count),
+        Bin(
+            number: n, label: "", centroid: c, spread: [Float](repeating: spread, count: c.count),
             observed: observed ?? [Float](repeating: 1, count: c.count), observations: 1, songs: [], prior: nil,
             createdAt: Date(), updatedAt: Date())
     }

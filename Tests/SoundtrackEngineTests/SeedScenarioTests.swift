@@ -2,6 +2,7 @@ import Foundation
 import SoundtrackCatalog
 import SoundtrackContext
 import Testing
+
 @testable import SoundtrackEngine
 
 @Suite("Seed scenarios")
@@ -170,8 +171,9 @@ struct SeedScenarioTests {
         let p = engine.pick(bare, state: &state).pick
         #expect(!p.bin.created)
         let vocabulary = FeatureVocabulary()
-        let missing = Set(FeatureLayout.slots.indices.filter { [.weather, .bluetooth].contains(FeatureLayout.slots[$0].group) }
-            .map { vocabulary.displayName(slot: $0) })
+        let missing = Set(
+            FeatureLayout.slots.indices.filter { [.weather, .bluetooth].contains(FeatureLayout.slots[$0].group) }
+                .map { vocabulary.displayName(slot: $0) })
         #expect(!p.why.contains { missing.contains($0.feature) })
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import SoundtrackCatalog
 import SoundtrackContext
 import Testing
+
 @testable import SoundtrackEvaluation
 
 @Suite("Baselines on a hand-made log")
@@ -19,7 +20,7 @@ struct BaselineTests {
             handEvent("3", user: "u1", hour: 3, track: a, .complete), handEvent("4", user: "u2", hour: 3, track: c, .like),
             handEvent("5", user: "u1", hour: 5, track: a, .like), handEvent("6", user: "u2", hour: 5, track: c, .complete),
             handEvent("7", user: "u1", hour: 7, track: b, .dislike), handEvent("8", user: "u2", hour: 7, track: a, .skip),
-            handEvent("9", user: "u1", hour: 9, track: a, .like), handEvent("10", user: "u2", hour: 9, track: c, .like),
+            handEvent("9", user: "u1", hour: 9, track: a, .like), handEvent("10", user: "u2", hour: 9, track: c, .like)
         ])
     }
 

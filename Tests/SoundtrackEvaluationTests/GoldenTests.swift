@@ -1,6 +1,7 @@
 import Foundation
 import SoundtrackContext
 import Testing
+
 @testable import SoundtrackEvaluation
 
 /// The evaluation report of a small committed log, compared with a committed golden file: a change

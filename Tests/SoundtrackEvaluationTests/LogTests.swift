@@ -1,6 +1,7 @@
 import Foundation
 import SoundtrackContext
 import Testing
+
 @testable import SoundtrackEvaluation
 
 @Suite("Reading labelled logs: bad input")
@@ -40,8 +41,10 @@ struct LogTests {
     }
 
     @Test func outOfTimeOrderIsAnError() {
-        let l = lines([handEvent("e1", user: "u", hour: 5, track: track, .like), handEvent("e2", user: "v", hour: 1, track: track, .like),
-                       handEvent("e3", user: "u", hour: 2, track: track, .like)])
+        let l = lines([
+            handEvent("e1", user: "u", hour: 5, track: track, .like), handEvent("e2", user: "v", hour: 1, track: track, .like),
+            handEvent("e3", user: "u", hour: 2, track: track, .like)
+        ])
         do {
             _ = try parse(l)
             Issue.record("accepted a log out of order")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SoundtrackEvaluation
 
 @Suite("Metrics on hand-computed cases")

@@ -1,6 +1,7 @@
 import Foundation
 import SoundtrackContext
 import Testing
+
 @testable import SoundtrackEvaluation
 
 @Suite("Splits of each protocol")
@@ -31,7 +32,7 @@ struct SplitTests {
     @Test func chronologicalMovesTiesToTheTestSet() {
         let events = [
             handEvent("e1", user: "u", hour: 1, track: "t", .like), handEvent("e2", user: "u", hour: 2, track: "t", .like),
-            handEvent("e3", user: "u", hour: 3, track: "t", .like), handEvent("e4", user: "u", hour: 3, track: "t", .like),
+            handEvent("e3", user: "u", hour: 3, track: "t", .like), handEvent("e4", user: "u", hour: 3, track: "t", .like)
         ]
         let s = Splitter.splits(LabelledLog(events), protocol: .chronological, folds: 4, seed: 1)[0]
         // The last quarter is e4, but e3 has the same time: both are tested.

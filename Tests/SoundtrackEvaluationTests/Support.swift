@@ -2,6 +2,7 @@ import Foundation
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
+
 @testable import SoundtrackEvaluation
 
 /// Committed files and shared fixtures of the evaluation tests.

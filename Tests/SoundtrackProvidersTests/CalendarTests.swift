@@ -1,7 +1,8 @@
 import Foundation
+import SoundtrackContext
 import SoundtrackTestSupport
 import Testing
-import SoundtrackContext
+
 @testable import SoundtrackProviders
 
 @Suite struct ICSTests {
@@ -32,11 +33,12 @@ import SoundtrackContext
         let cal = try ICSCalendar.parse(Fixtures.text("calendar.ics"), defaultTimeZone: Self.berlin)
         let gym = cal.occurrences(from: Self.date("2026-01-01T00:00:00Z"), to: Self.date("2027-01-01T00:00:00Z")).filter { $0.uid == "gym-weekly@example.org" }
         // COUNT=10 on Mondays and Thursdays from March 2; March 5 is an EXDATE (it still counts).
-        #expect(gym.map(\.start.rfc3339) == [
-            "2026-03-02T18:00:00+01:00", "2026-03-09T18:00:00+01:00", "2026-03-12T18:00:00+01:00",
-            "2026-03-16T18:00:00+01:00", "2026-03-19T18:00:00+01:00", "2026-03-23T18:00:00+01:00",
-            "2026-03-26T18:00:00+01:00", "2026-03-30T18:00:00+02:00", "2026-04-02T18:00:00+02:00",
-        ])
+        #expect(
+            gym.map(\.start.rfc3339) == [
+                "2026-03-02T18:00:00+01:00", "2026-03-09T18:00:00+01:00", "2026-03-12T18:00:00+01:00",
+                "2026-03-16T18:00:00+01:00", "2026-03-19T18:00:00+01:00", "2026-03-23T18:00:00+01:00",
+                "2026-03-26T18:00:00+01:00", "2026-03-30T18:00:00+02:00", "2026-04-02T18:00:00+02:00"
+            ])
         #expect(gym.allSatisfy { $0.end.date.timeIntervalSince($0.start.date) == 5400 && $0.title == "Gym – leg day" })
         // A window keeps only the occurrences that overlap it.
         let week = cal.occurrences(from: Self.date("2026-03-16T00:00:00+01:00"), to: Self.date("2026-03-23T00:00:00+01:00"))
@@ -76,14 +78,16 @@ import SoundtrackContext
         let cal = try ICSCalendar.parse(text)
         let all = cal.occurrences(from: Self.date("2026-01-01T00:00:00Z"), to: Self.date("2027-01-01T00:00:00Z"))
         let standup = all.filter { $0.uid == "standup" }.map(\.start.rfc3339)
-        #expect(standup == [
-            "2026-03-02T08:00:00Z", "2026-03-03T08:00:00Z", "2026-03-04T10:00:00Z", "2026-03-05T08:00:00Z",
-            "2026-03-06T08:00:00Z", "2026-03-09T08:00:00Z", "2026-03-10T08:00:00Z",
-        ])
+        #expect(
+            standup == [
+                "2026-03-02T08:00:00Z", "2026-03-03T08:00:00Z", "2026-03-04T10:00:00Z", "2026-03-05T08:00:00Z",
+                "2026-03-06T08:00:00Z", "2026-03-09T08:00:00Z", "2026-03-10T08:00:00Z"
+            ])
         // The last Friday of every other month, in New York time.
-        #expect(all.filter { $0.uid == "review" }.map(\.start.rfc3339) == [
-            "2026-01-30T09:00:00-05:00", "2026-03-27T09:00:00-04:00", "2026-05-29T09:00:00-04:00",
-        ])
+        #expect(
+            all.filter { $0.uid == "review" }.map(\.start.rfc3339) == [
+                "2026-01-30T09:00:00-05:00", "2026-03-27T09:00:00-04:00", "2026-05-29T09:00:00-04:00"
+            ])
         #expect(!all.contains { $0.uid == "cancelled" })
     }
 
@@ -102,8 +106,9 @@ import SoundtrackContext
     @Test func refreshesTheTokenOn401AndFollowsPages() async throws {
         try await withStub { stub in
             let path = "/calendar/v3/calendars/primary/events"
-            stub.enqueue("GET", path, .status(401, body: #"{"error":{"code":401,"message":"Invalid Credentials"}}"#),
-                         .fixture("google-events-page1.json"), .fixture("google-events-page2.json"))
+            stub.enqueue(
+                "GET", path, .status(401, body: #"{"error":{"code":401,"message":"Invalid Credentials"}}"#),
+                .fixture("google-events-page1.json"), .fixture("google-events-page2.json"))
             stub.enqueue("POST", "/token", .fixture("google-token.json"))
             let (logger, capture) = capturingLogger()
             let time = TestTime()

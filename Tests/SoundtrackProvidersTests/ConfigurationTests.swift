@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import SoundtrackContext
+import Testing
+
 @testable import SoundtrackProviders
 
 @Suite struct ConfigurationTests {
@@ -25,12 +26,14 @@ import SoundtrackContext
     }
 
     @Test func readsEverySectionAndDefaultsTheRest() throws {
-        let c = try SoundtrackConfiguration.parse(Data("""
-            {"database":{"path":"/var/lib/soundtrack.sqlite","email_key_file":"/etc/soundtrack/email.key"},"server":{"port":9090,"rate":5},
-             "http":{"timeout_s":2,"max_attempts":4},
-             "providers":{"weather":{"order":["open-meteo"],"open_meteo":{"base_url":"http://127.0.0.1:9999"}},
-                          "spotify":{"client_id":"abc"}}}
-            """.utf8), environment: ["SOUNDTRACK_SPOTIFY_CLIENT_SECRET": "s3cret", "SOUNDTRACK_OPENWEATHER_KEY": ""])
+        let c = try SoundtrackConfiguration.parse(
+            Data(
+                """
+                {"database":{"path":"/var/lib/soundtrack.sqlite","email_key_file":"/etc/soundtrack/email.key"},"server":{"port":9090,"rate":5},
+                 "http":{"timeout_s":2,"max_attempts":4},
+                 "providers":{"weather":{"order":["open-meteo"],"open_meteo":{"base_url":"http://127.0.0.1:9999"}},
+                              "spotify":{"client_id":"abc"}}}
+                """.utf8), environment: ["SOUNDTRACK_SPOTIFY_CLIENT_SECRET": "s3cret", "SOUNDTRACK_OPENWEATHER_KEY": ""])
         #expect(c.databasePath == "/var/lib/soundtrack.sqlite")
         #expect(c.emailKeyFile == "/etc/soundtrack/email.key")
         #expect(c.redactedJSON()["database"]?["email_key_file"] == .string("/etc/soundtrack/email.key"))
@@ -45,9 +48,14 @@ import SoundtrackContext
 
     @Test func errorsNameTheKeyPathAndWhatWasExpected() {
         #expect(Self.error(#"{"server":{"port":70000}}"#)?.description == "server.port: expected an integer in 0...65535, got 70000")
-        #expect(Self.error(#"{"server":{"prot":80}}"#)?.description == "server.prot: expected one of the fields host, port, max_body_bytes, max_batch_events, rate, burst, idle_timeout_s, body_timeout_s, shutdown_delay_s, drain_timeout_s, got \"prot\"")
+        #expect(
+            Self.error(#"{"server":{"prot":80}}"#)?.description
+                == "server.prot: expected one of the fields host, port, max_body_bytes, max_batch_events, rate, burst, idle_timeout_s, body_timeout_s, shutdown_delay_s, drain_timeout_s, got \"prot\""
+        )
         #expect(Self.error(#"{"http":{"timeout_s":"ten"}}"#)?.description == "http.timeout_s: expected a number > 0, got a string")
-        #expect(Self.error(#"{"providers":{"weather":{"order":["openweather","darksky"]}}}"#)?.description == "providers.weather.order[1]: expected openweather or open-meteo, got \"darksky\"")
+        #expect(
+            Self.error(#"{"providers":{"weather":{"order":["openweather","darksky"]}}}"#)?.description
+                == "providers.weather.order[1]: expected openweather or open-meteo, got \"darksky\"")
         #expect(Self.error(#"{"providers":{"spotify":{"api_base_url":"ftp://x"}}}"#)?.path == "providers.spotify.api_base_url")
         #expect(Self.error(#"{"calendar":{"time_zone":"Mars/Olympus"}}"#)?.path == "calendar.time_zone")
         #expect(Self.error(#"{"version":2}"#)?.path == "version")

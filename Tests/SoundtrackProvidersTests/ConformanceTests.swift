@@ -1,7 +1,8 @@
 import Foundation
+import SoundtrackContext
 import SoundtrackTestSupport
 import Testing
-import SoundtrackContext
+
 @testable import SoundtrackProviders
 
 /// Every provider against the same failures: the shared client's behaviour holds for each of them.

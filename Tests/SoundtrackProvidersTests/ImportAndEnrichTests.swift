@@ -1,11 +1,12 @@
 import Foundation
-import SoundtrackTestSupport
-import Testing
 import SoundtrackApp
 import SoundtrackCatalog
 import SoundtrackContext
-@testable import SoundtrackStore
+import SoundtrackTestSupport
+import Testing
+
 @testable import SoundtrackProviders
+@testable import SoundtrackStore
 
 @Suite struct ImportAndEnrichTests {
     static let berlin = TimeZone(identifier: "Europe/Berlin")!
@@ -46,7 +47,8 @@ import SoundtrackContext
         let store = try Self.store(users: ["u-1", "u-2"])
         for u in ["u-1", "u-2"] {
             _ = try ProviderImports.importICS(Fixtures.text("calendar.ics"), user: u, store: store, timeZone: Self.berlin, from: Self.march, to: Self.april, now: Date())
-            try store.importLibrary(user: u, tracks: [Track(id: "spotify:track:x", title: "X", artist: "Y")], entries: [LibraryEntry(trackID: "spotify:track:x", list: .saved, rank: 0)], at: Date())
+            try store.importLibrary(
+                user: u, tracks: [Track(id: "spotify:track:x", title: "X", artist: "Y")], entries: [LibraryEntry(trackID: "spotify:track:x", list: .saved, rank: 0)], at: Date())
         }
         #expect(try store.rowCounts(user: "u-1")["calendar_events"] == 11)
         #expect(try store.rowCounts(user: "u-1")["library_tracks"] == 1)
@@ -76,9 +78,10 @@ import SoundtrackContext
             #expect(clocks.title == "Clocks" && clocks.year == 2002 && clocks.popularity == 83)
             #expect(clocks.audio == known.audio && clocks.genres == ["rock", "britpop"])
             let lib = try store.library(user: "u-1")
-            #expect(lib.filter { $0.list == .saved }.map(\.trackID) == [
-                "spotify:track:0DiWol3AO6WpXZgp0goxAV", "spotify:track:0BCPKOYdS2jbQ8iyB56Zns", "spotify:track:6kkwzB6hXLIONkEk9JciA6",
-            ])
+            #expect(
+                lib.filter { $0.list == .saved }.map(\.trackID) == [
+                    "spotify:track:0DiWol3AO6WpXZgp0goxAV", "spotify:track:0BCPKOYdS2jbQ8iyB56Zns", "spotify:track:6kkwzB6hXLIONkEk9JciA6"
+                ])
             #expect(lib.filter { $0.list == .top }.count == 1 && lib.filter { $0.list == .playlist }.count == 2)
             #expect(lib[0].addedAt == ICSTests.date("2025-11-02T08:15:00Z"))
         }
@@ -102,11 +105,12 @@ import SoundtrackContext
             let (out, report) = await enricher.enrich(snap)
             #expect(out.weather?.tempC == 4.1)
             #expect(out.calendar?.events.map(\.category) == [.rest, .study])
-            #expect(report == [
-                EnrichmentEntry(section: "weather", source: "openweather", status: .failed, reason: "http_error"),
-                EnrichmentEntry(section: "weather", source: "open-meteo", status: .filled),
-                EnrichmentEntry(section: "calendar", source: "stored-events", status: .filled),
-            ])
+            #expect(
+                report == [
+                    EnrichmentEntry(section: "weather", source: "openweather", status: .failed, reason: "http_error"),
+                    EnrichmentEntry(section: "weather", source: "open-meteo", status: .filled),
+                    EnrichmentEntry(section: "calendar", source: "stored-events", status: .filled)
+                ])
             // Sections the phone sent are never replaced, and nothing is asked for them.
             let before = stub.requests.count
             var full = snap
@@ -139,11 +143,12 @@ import SoundtrackContext
             let store = try ImportAndEnrichTests.store()
             let enricher = ProviderImports.enricher(providers, store: store, lookaheadHours: 12)
             let (out, report) = await enricher.enrich(Snapshot(user: "u-1", at: Timestamp(rfc3339: "2026-03-14T09:00:00+01:00")!))
-            #expect(report == [
-                EnrichmentEntry(section: "weather", source: "none", status: .skipped, reason: "no_coordinates"),
-                EnrichmentEntry(section: "calendar", source: "stored-events", status: .skipped, reason: "no_events"),
-                EnrichmentEntry(section: "calendar", source: "google-calendar", status: .filled),
-            ])
+            #expect(
+                report == [
+                    EnrichmentEntry(section: "weather", source: "none", status: .skipped, reason: "no_coordinates"),
+                    EnrichmentEntry(section: "calendar", source: "stored-events", status: .skipped, reason: "no_events"),
+                    EnrichmentEntry(section: "calendar", source: "google-calendar", status: .filled)
+                ])
             let event = try #require(out.calendar?.events.first)
             #expect(event.category == .rest && event.title == nil && event.allDay)
             #expect(event.start.rfc3339 == "2026-03-14T00:00:00+01:00")

@@ -1,15 +1,19 @@
 import Foundation
-import SoundtrackTestSupport
-import Testing
 import SoundtrackCatalog
 import SoundtrackContext
+import SoundtrackTestSupport
+import Testing
+
 @testable import SoundtrackProviders
 
 @Suite struct SpotifyTests {
-    static func client(_ stub: StubServer, _ time: TestTime, http custom: ProviderHTTPClient? = nil, userToken: String? = "BQD-user-token-old", expiresIn: Double? = nil) -> SpotifyClient {
+    static func client(
+        _ stub: StubServer, _ time: TestTime, http custom: ProviderHTTPClient? = nil, userToken: String? = "BQD-user-token-old", expiresIn: Double? = nil
+    ) -> SpotifyClient {
         let http = custom ?? testClient(time)
         let tokenURL = stub.baseURL.appendingPathComponent("api/token")
-        let app = OAuthTokens(grant: .clientCredentials, tokenURL: tokenURL, clientID: "spotify-client-id", clientSecret: "spotify-client-secret", authentication: .basicHeader, client: http)
+        let app = OAuthTokens(
+            grant: .clientCredentials, tokenURL: tokenURL, clientID: "spotify-client-id", clientSecret: "spotify-client-secret", authentication: .basicHeader, client: http)
         let user = OAuthTokens(
             accessToken: userToken, expiresAt: expiresIn.map { time.now().addingTimeInterval($0) }, grant: .refreshToken("AQD-refresh-secret"),
             tokenURL: tokenURL, clientID: "spotify-client-id", clientSecret: "spotify-client-secret", authentication: .basicHeader, client: http)
@@ -25,9 +29,11 @@ import SoundtrackContext
             let spotify = Self.client(stub, time, http: testClient(time, logger: logger))
             let tracks = try await spotify.searchTracks("weightless", limit: 2)
             #expect(tracks.count == 2)
-            #expect(tracks[0] == Track(
-                id: "spotify:track:6kkwzB6hXLIONkEk9JciA6", title: "Weightless", artist: "Marconi Union", album: "Weightless",
-                year: 2011, durationMs: 480000, popularity: 61))
+            #expect(
+                tracks[0]
+                    == Track(
+                        id: "spotify:track:6kkwzB6hXLIONkEk9JciA6", title: "Weightless", artist: "Marconi Union", album: "Weightless",
+                        year: 2011, durationMs: 480000, popularity: 61))
             #expect(tracks[1].artist == "Daft Punk, Romanthony" && tracks[1].year == 2001)
             #expect(tracks.allSatisfy { $0.audio.isEmpty && $0.genres.isEmpty })
             let token = try #require(stub.requests(to: "/api/token").first)
@@ -109,7 +115,7 @@ import SoundtrackContext
         let lists = [
             SpotifyClient.Playlist(id: "a", name: "Mine", ownerID: "me"),
             SpotifyClient.Playlist(id: "b", name: "Followed", ownerID: "spotify"),
-            SpotifyClient.Playlist(id: "c", name: "Also mine", ownerID: "me"),
+            SpotifyClient.Playlist(id: "c", name: "Also mine", ownerID: "me")
         ]
         #expect(SpotifyClient.ownPlaylists(lists, userID: "me").map(\.id) == ["a", "c"])
     }

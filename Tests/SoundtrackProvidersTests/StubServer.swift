@@ -1,8 +1,8 @@
 import Foundation
 import Logging
-import Synchronization
 import SoundtrackProviders
 import SoundtrackTestSupport
+import Synchronization
 
 extension StubServer.Canned {
     /// A fixture file's bytes with status 200 and a JSON content type.

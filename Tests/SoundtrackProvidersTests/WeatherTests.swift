@@ -1,7 +1,8 @@
 import Foundation
+import SoundtrackContext
 import SoundtrackTestSupport
 import Testing
-import SoundtrackContext
+
 @testable import SoundtrackProviders
 
 @Suite struct WeatherTests {
@@ -202,10 +203,11 @@ import SoundtrackContext
                 now: time.now)
             let out = await service.current(lat: 42, lon: -93)
             #expect(out.weather?.tempC == 4.1)
-            #expect(out.report == [
-                EnrichmentEntry(section: "weather", source: "openweather", status: .failed, reason: "rate_limited"),
-                EnrichmentEntry(section: "weather", source: "open-meteo", status: .filled),
-            ])
+            #expect(
+                out.report == [
+                    EnrichmentEntry(section: "weather", source: "openweather", status: .failed, reason: "rate_limited"),
+                    EnrichmentEntry(section: "weather", source: "open-meteo", status: .filled)
+                ])
             #expect(time.sleeps.isEmpty)  // a Retry-After of an hour is not waited for
         }
     }

@@ -2,10 +2,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import Testing
 import SoundtrackContext
 import SoundtrackProviders
 import SoundtrackServer
+import Testing
 
 /// `serve --enrich`: missing sections are filled before the pick, and the pick says by whom.
 @Suite struct EnrichmentTests {
@@ -24,10 +24,11 @@ import SoundtrackServer
                 Issue.record("no enriched list in \(r.text)")
                 return
             }
-            #expect(entries.map { $0.serialized() } == [
-                #"{"section":"weather","source":"none","status":"skipped","reason":"not_configured"}"#,
-                #"{"section":"calendar","source":"stored-events","status":"filled"}"#,
-            ])
+            #expect(
+                entries.map { $0.serialized() } == [
+                    #"{"section":"weather","source":"none","status":"skipped","reason":"not_configured"}"#,
+                    #"{"section":"calendar","source":"stored-events","status":"filled"}"#
+                ])
             // The engine saw the filled calendar: the new bin is labelled by it.
             #expect(r.json["bin"]?["label"]?.stringValue?.contains("workout") == true, "\(r.text)")
             // A snapshot with every section it could lack gets no list.

@@ -1,16 +1,16 @@
 import Foundation
-import SoundtrackTestSupport
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import Synchronization
-import Testing
 import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackRules
 import SoundtrackServer
 import SoundtrackStore
+import SoundtrackTestSupport
+import Synchronization
+import Testing
 
 /// Paths of the checkout.
 enum Repo {

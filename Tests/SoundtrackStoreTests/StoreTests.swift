@@ -1,11 +1,12 @@
 import Foundation
-import SoundtrackTestSupport
 import GRDB
 import SoundtrackCatalog
 import SoundtrackContext
 import SoundtrackEngine
 import SoundtrackRules
+import SoundtrackTestSupport
 import Testing
+
 @testable import SoundtrackStore
 
 @Suite("SQLite store")
@@ -136,7 +137,9 @@ struct StoreTests {
                 case let .pick(_, state?), let .feedback(_, state?): !state.changes.removedBins.isEmpty
                 default: false
                 }
-            }) { mergesInAGroup += 1 }
+            }) {
+                mergesInAGroup += 1
+            }
             try store.commit(queued)
             queued = []
             let stored = try load().state
@@ -211,7 +214,7 @@ struct StoreTests {
         let defaults = engine.config.defaultWeights
         for loaded in [
             try #require(try service.store.loadCachedState(user: "u-1", defaults: defaults)).state,
-            try #require(try service.store.loadCachedStates(users: ["u-1"], defaults: defaults)["u-1"]).state,
+            try #require(try service.store.loadCachedStates(users: ["u-1"], defaults: defaults)["u-1"]).state
         ] {
             #expect(loaded.bins == state.bins)
             #expect(loaded.bins.map(\.meanTime) == state.bins.map(\.meanTime))
@@ -323,8 +326,9 @@ struct StoreTests {
         try service.store.database.write { db in
             try db.execute(sql: "UPDATE picks SET mask = zeroblob(7) WHERE id = ?", arguments: [record.pickId])
         }
-        #expect(throws: StoreError.corrupt(
-            table: "picks", column: "mask", row: rowid, expected: "a presence mask of \(FeatureLayout.dimension) slots (one bit or one Float32 a slot)")
+        #expect(
+            throws: StoreError.corrupt(
+                table: "picks", column: "mask", row: rowid, expected: "a presence mask of \(FeatureLayout.dimension) slots (one bit or one Float32 a slot)")
         ) { try service.store.pickRecord(id: record.pickId) }
         // Features of another length are one too (they used to stop the process), with a good mask.
         try service.store.database.write { db in
@@ -332,9 +336,10 @@ struct StoreTests {
                 sql: "UPDATE picks SET features = zeroblob(12), mask = ? WHERE id = ?",
                 arguments: [Data(VectorCoding.encode(mask: mask)), record.pickId])
         }
-        #expect(throws: StoreError.corrupt(
-            table: "picks", column: "features", row: rowid,
-            expected: "\(FeatureLayout.dimension) Float32 values of feature layout v\(FeatureLayout.version)")
+        #expect(
+            throws: StoreError.corrupt(
+                table: "picks", column: "features", row: rowid,
+                expected: "\(FeatureLayout.dimension) Float32 values of feature layout v\(FeatureLayout.version)")
         ) { try service.store.pickRecord(id: record.pickId) }
     }
 
@@ -542,7 +547,10 @@ struct StoreTests {
                 try db.execute(sql: "INSERT INTO feedback (id, user_id, at, track_id, signal, bin_number, applied_seq) VALUES ('x', 'u-1', 0, ?, 'love', 1, 1)", arguments: [song])
             }
             #expect(throws: DatabaseError.self) {
-                try db.execute(sql: "INSERT INTO bins (user_id, number, label, layout_version, centroid, spread, observed, observations, created_at, updated_at) VALUES ('ghost', 1, '', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0)")
+                try db.execute(
+                    sql:
+                        "INSERT INTO bins (user_id, number, label, layout_version, centroid, spread, observed, observations, created_at, updated_at) VALUES ('ghost', 1, '', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0)"
+                )
             }
         }
     }
@@ -561,7 +569,7 @@ struct StoreTests {
             ("[[\"\(song)\",1,0],[\"\(song)\",0,2]]", "bins.songs of row \(bin): track '\(song)' more than once"),
             ("[[\"no-such-song\",1,0]]", "bins.songs of row \(bin): track 'no-such-song' is not in the catalog"),
             ("[[\"\(song)\",-1,0]]", "bins.songs of row \(bin): expected \(SongListCoding.expected)"),
-            ("{\"a\":1}", "bins.songs of row \(bin): expected \(SongListCoding.expected)"),
+            ("{\"a\":1}", "bins.songs of row \(bin): expected \(SongListCoding.expected)")
         ] {
             try service.store.database.write { db in try db.execute(sql: "UPDATE bins SET songs = ? WHERE id = ?", arguments: [text, bin]) }
             #expect(try service.store.check() == [problem], "\(text)")
@@ -590,11 +598,12 @@ struct StoreTests {
         try queue.write { db in
             try db.execute(sql: "INSERT INTO users (id, created_at) VALUES ('u-1', '2026-01-01T00:00:00Z')")
             try db.execute(sql: "INSERT INTO songs (id, title, artist) VALUES ('t-1', 'T', 'A')")
-            try db.execute(sql: """
-                INSERT INTO feedback (rowid, id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
-                VALUES (7, 'ev-1', 'u-1', 12.5, 't-1', 'skip', 1500, 'p-1', 3, 4, '{}', 1),
-                       (9, 'ev-2', 'u-1', 13.5, 't-1', 'complete', NULL, NULL, 3, NULL, NULL, 2)
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO feedback (rowid, id, user_id, at, track_id, signal, played_ms, pick_id, bin_number, switched_to, snapshot, applied_seq)
+                    VALUES (7, 'ev-1', 'u-1', 12.5, 't-1', 'skip', 1500, 'p-1', 3, 4, '{}', 1),
+                           (9, 'ev-2', 'u-1', 13.5, 't-1', 'complete', NULL, NULL, 3, NULL, NULL, 2)
+                    """)
         }
         let insert = "INSERT INTO feedback (id, user_id, at, track_id, signal, bin_number, applied_seq) VALUES ('ev-3', 'u-1', 0, 't-1', 'like', 1, 3)"
         let planBefore = try queue.read { db in try Row.fetchAll(db, sql: "EXPLAIN " + insert).map { $0["opcode"] as String } }
@@ -612,7 +621,8 @@ struct StoreTests {
             try db.execute(sql: insert)
             for bad in ["love", "", "LIKE"] {
                 #expect(throws: DatabaseError.self) {
-                    try db.execute(sql: "INSERT INTO feedback (id, user_id, at, track_id, signal, bin_number, applied_seq) VALUES ('ev-x', 'u-1', 0, 't-1', ?, 1, 4)", arguments: [bad])
+                    try db.execute(
+                        sql: "INSERT INTO feedback (id, user_id, at, track_id, signal, bin_number, applied_seq) VALUES ('ev-x', 'u-1', 0, 't-1', ?, 1, 4)", arguments: [bad])
                 }
             }
             // The index and the cascade came back with the table.
@@ -629,13 +639,14 @@ struct StoreTests {
         let indexExists = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'bin_songs_song'"
         try queue.write { db in
             #expect(try Int.fetchOne(db, sql: indexExists) == 1)
-            try db.execute(sql: """
-                INSERT INTO users (id, created_at) VALUES ('u-1', '2026-01-01T00:00:00Z');
-                INSERT INTO songs (id, title, artist) VALUES ('t-1', 'T', 'A'), ('t-2', 'U', 'B');
-                INSERT INTO bins (id, user_id, number, label, layout_version, centroid, spread, observed, observations, created_at, updated_at)
-                    VALUES (5, 'u-1', 1, 'gym', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0);
-                INSERT INTO bin_songs (bin_id, song_id, position, likes, dislikes) VALUES (5, 't-1', 0, 2, 1), (5, 't-2', 1, 0, 3);
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO users (id, created_at) VALUES ('u-1', '2026-01-01T00:00:00Z');
+                    INSERT INTO songs (id, title, artist) VALUES ('t-1', 'T', 'A'), ('t-2', 'U', 'B');
+                    INSERT INTO bins (id, user_id, number, label, layout_version, centroid, spread, observed, observations, created_at, updated_at)
+                        VALUES (5, 'u-1', 1, 'gym', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0);
+                    INSERT INTO bin_songs (bin_id, song_id, position, likes, dislikes) VALUES (5, 't-1', 0, 2, 1), (5, 't-2', 1, 0, 3);
+                    """)
         }
         try Schema.migrator.migrate(queue, upTo: "v5")
         try queue.write { db in
@@ -672,9 +683,10 @@ struct StoreTests {
                     VALUES (1, 'u-1', 1, 'gym', 1, ?, ?, ?, 3, 0, 0)
                     """, arguments: [vector, vector, vector])
             try db.execute(sql: "INSERT INTO weights (user_id, layout_version, vector) VALUES ('u-1', 1, ?)", arguments: [vector])
-            try db.execute(sql: """
-                INSERT INTO feedback (id, user_id, at, track_id, signal, bin_number, applied_seq) VALUES ('e-1', 'u-1', 0, 't-1', 'like', 1, 1)
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO feedback (id, user_id, at, track_id, signal, bin_number, applied_seq) VALUES ('e-1', 'u-1', 0, 't-1', 'like', 1, 1)
+                    """)
         }
         try Schema.migrator.migrate(queue)
         try queue.read { db in
@@ -713,24 +725,26 @@ struct StoreTests {
             """
         var rows: [Row] = []
         try queue.write { db in
-            try db.execute(sql: """
-                INSERT INTO users (id, created_at) VALUES ('u-1', '2026-01-01T00:00:00Z');
-                INSERT INTO songs (id, title, artist) VALUES ('t-1', 'T', 'A'), ('t-2', 'U', 'B'), ('t"3', 'V', 'C');
-                INSERT INTO bins (id, user_id, number, label, layout_version, centroid, spread, observed, observations, created_at, updated_at)
-                    VALUES (5, 'u-1', 1, 'gym', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0),
-                           (6, 'u-1', 2, 'car', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0),
-                           (7, 'u-1', 3, 'new', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0);
-                INSERT INTO bin_songs (bin_id, song_id, position, likes, dislikes)
-                    VALUES (5, 't-2', 0, 2, 1), (5, 't-1', 1, 0, 3), (5, 't"3', 2, 7, 0), (6, 't-1', 0, 1, 0);
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO users (id, created_at) VALUES ('u-1', '2026-01-01T00:00:00Z');
+                    INSERT INTO songs (id, title, artist) VALUES ('t-1', 'T', 'A'), ('t-2', 'U', 'B'), ('t"3', 'V', 'C');
+                    INSERT INTO bins (id, user_id, number, label, layout_version, centroid, spread, observed, observations, created_at, updated_at)
+                        VALUES (5, 'u-1', 1, 'gym', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0),
+                               (6, 'u-1', 2, 'car', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0),
+                               (7, 'u-1', 3, 'new', 1, x'00000000', x'00000000', x'00000000', 1, 0, 0);
+                    INSERT INTO bin_songs (bin_id, song_id, position, likes, dislikes)
+                        VALUES (5, 't-2', 0, 2, 1), (5, 't-1', 1, 0, 3), (5, 't"3', 2, 7, 0), (6, 't-1', 0, 1, 0);
+                    """)
             rows = try Row.fetchAll(db, sql: before)
         }
         try Schema.migrator.migrate(queue, upTo: "v6")
         try queue.write { db in
             #expect(try String.fetchOne(db, sql: "SELECT type FROM sqlite_master WHERE name = 'bin_songs'") == "view")
-            #expect(try String.fetchAll(db, sql: "SELECT songs FROM bins ORDER BY id") == [
-                #"[["t-2",2,1],["t-1",0,3],["t\"3",7,0]]"#, #"[["t-1",1,0]]"#, "[]",
-            ])
+            #expect(
+                try String.fetchAll(db, sql: "SELECT songs FROM bins ORDER BY id") == [
+                    #"[["t-2",2,1],["t-1",0,3],["t\"3",7,0]]"#, #"[["t-1",1,0]]"#, "[]"
+                ])
             #expect(try Row.fetchAll(db, sql: before) == rows)
             // The column holds JSON, and a bin's songs go with it.
             #expect(throws: DatabaseError.self) { try db.execute(sql: "UPDATE bins SET songs = 'oops' WHERE id = 5") }
@@ -745,7 +759,7 @@ struct StoreTests {
             BinSong(trackId: "spotify:track:4ly1QBXEwYoDmje9rmEgC4", likes: 2, dislikes: 0),
             BinSong(trackId: "local:\"quoted\" \\ back é", likes: 0, dislikes: 12),
             BinSong(trackId: "x", likes: 1_000_000_000_000, dislikes: 0),
-            BinSong(trackId: "rated", likes: 1, dislikes: 0, rating: 4),
+            BinSong(trackId: "rated", likes: 1, dislikes: 0, rating: 4)
         ]
         func decode(_ text: String) -> [BinSong]? {
             var out: [BinSong] = []
@@ -763,8 +777,10 @@ struct StoreTests {
         #expect(decode(#"[["a",1,2],["b",3,4]]"#) == [BinSong(trackId: "a", likes: 1, dislikes: 2), BinSong(trackId: "b", likes: 3, dislikes: 4)])
         #expect(decode(#"[["a",1,2,3]]"#) == [BinSong(trackId: "a", likes: 1, dislikes: 2, rating: 3)])
         #expect(decode(#" [["a",1,2,5]]"#) == [BinSong(trackId: "a", likes: 1, dislikes: 2, rating: 5)])
-        for bad in ["", "[", "{}", #"[["a",1]]"#, #"[["a",1,2,0]]"#, #"[["a",1,2,6]]"#, #" [["a",1,2,6]]"#, #"[["a",1,2,3,4]]"#, #"[["a",-1,2]]"#, #"[["a",1.5,2]]"#, #"[[1,1,2]]"#,
-                    #"[["a",1,2]"#, #"[["a",1,2]],"#, #"[["a",01,2]]"#, "null"] {
+        for bad in [
+            "", "[", "{}", #"[["a",1]]"#, #"[["a",1,2,0]]"#, #"[["a",1,2,6]]"#, #" [["a",1,2,6]]"#, #"[["a",1,2,3,4]]"#, #"[["a",-1,2]]"#, #"[["a",1.5,2]]"#, #"[[1,1,2]]"#,
+            #"[["a",1,2]"#, #"[["a",1,2]],"#, #"[["a",01,2]]"#, "null"
+        ] {
             #expect(decode(bad) == nil, "\(bad)")
         }
     }

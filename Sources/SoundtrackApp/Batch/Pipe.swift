@@ -1,5 +1,6 @@
 import CSupport
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -187,7 +187,7 @@ public enum SpotifyHistory {
             ("android", "android"), ("ios", "ios"), ("iphone", "ios"), ("ipad", "ios"), ("web_player", "web"),
             ("webplayer", "web"), ("windows", "windows"), ("os x", "macos"), ("osx", "macos"), ("macos", "macos"),
             ("linux", "linux"), ("cast", "cast"), ("sonos", "speaker"), ("partner", "partner"), ("playstation", "console"),
-            ("xbox", "console"),
+            ("xbox", "console")
         ] where l.contains(needle) {
             return name
         }
