@@ -15,6 +15,7 @@ struct BatchCommand: ParsableCommand {
             """)
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var engine: RankingOptions
     @Argument(help: "The snapshots (JSON Lines), or - for standard input.") var input: String = "-"
     @Option(name: [.short, .long], help: "Where the picks go (JSON Lines); - for standard output.") var output: String = "-"
     @Option(name: .long, help: "Write the error report (JSON Lines: line, field, message) to this file.") var errors: String?
@@ -38,7 +39,7 @@ struct BatchCommand: ParsableCommand {
     func run() throws {
         keepFreedMemory()
         let reader = try ChunkReader(input)
-        let service = try store.open(community: true, existing: true)
+        let service = try store.open(engine: engine.values, community: true, existing: true)
         var options = BatchOptions()
         options.workers = workers
         if let blockBytes { options.blockBytes = max(256, blockBytes) }

@@ -22,7 +22,7 @@ struct BenchSetup {
         service = try opts.open(durable: false)
         engine = service.engine.with(catalog: IndexCatalog(CatalogIndex(tracks: try service.store.allTracks())))
         let t0 = DispatchTime.now().uptimeNanoseconds
-        let held = try BenchPopulation.build(store: service.store, engine: engine, users: users, bins: bins, seed: store.seed, at: Date())
+        let held = try BenchPopulation.build(store: service.store, engine: engine, users: users, bins: bins, seed: engine.seed, at: Date())
         try service.store.checkpoint()
         let t = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
         let size = (try? FileManager.default.attributesOfItem(atPath: base)[.size] as? Int) ?? 0
@@ -78,6 +78,7 @@ struct BenchBatch: ParsableCommand {
     )
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var engine: RankingOptions
     @Option(help: "Users of the population.") var users: Int = 10_000
     @Option(help: "Bins per user.") var bins: Int = 32
     @Option(help: "Snapshots in the input file.") var snapshots: Int = 1_000_000
@@ -95,7 +96,7 @@ struct BenchBatch: ParsableCommand {
         let setup = try BenchSetup(store: store, users: users, bins: bins, name: "bench-batch")
         defer { setup.remove(keep: keep) }
         let input = setup.dir.appendingPathComponent("snapshots.jsonl")
-        let bytes = BenchPopulation.snapshots(count: snapshots, users: users, bins: bins, seed: store.seed)
+        let bytes = BenchPopulation.snapshots(count: snapshots, users: users, bins: bins, seed: engine.seed)
         try BenchSetup.writeInput(bytes, to: input)
         print(String(format: "input: %d snapshots, %.0f MB; %d workers", snapshots, Double(bytes.count) / 1e6, workers))
         let out = setup.dir.appendingPathComponent("picks.jsonl").path
@@ -104,7 +105,7 @@ struct BenchBatch: ParsableCommand {
         print("  run    learn s  snapshots/s   read-only s  snapshots/s")
         for r in 1...runs {
             let db = try setup.copy("run.sqlite")
-            let common = ["--db", db, "--seed", "\(store.seed)", "--workers", "\(workers)", "--quiet", input.path, "-o", out]
+            let common = ["--db", db, "--seed", "\(engine.seed)", "--workers", "\(workers)", "--quiet", input.path, "-o", out]
             // Each run writes a new file: truncating the last run's 1.6 GB, still being written
             // back, would time the kernel's writeback instead of the batch.
             try? FileManager.default.removeItem(atPath: out)
@@ -125,6 +126,7 @@ struct BenchReplay: ParsableCommand {
     )
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var engine: RankingOptions
     @Option(help: "Users of the population.") var users: Int = 10_000
     @Option(help: "Bins per user.") var bins: Int = 32
     @Option(help: "Events in the log.") var events: Int = 200_000
@@ -143,7 +145,7 @@ struct BenchReplay: ParsableCommand {
         defer { setup.remove(keep: keep) }
         let tracks = Array(try setup.service.store.allTracks().prefix(2000).map(\.id))
         let input = setup.dir.appendingPathComponent("events.jsonl")
-        let bytes = BenchPopulation.events(count: events, users: users, bins: bins, tracks: tracks, seed: store.seed)
+        let bytes = BenchPopulation.events(count: events, users: users, bins: bins, tracks: tracks, seed: engine.seed)
         try BenchSetup.writeInput(bytes, to: input)
         print(String(format: "input: %d events, %.0f MB; %d workers", events, Double(bytes.count) / 1e6, workers))
         print("")
@@ -151,7 +153,7 @@ struct BenchReplay: ParsableCommand {
         print("  run     wall s     events/s   again (all duplicates) s")
         for r in 1...runs {
             let db = try setup.copy("run.sqlite")
-            let args = ["replay", "--db", db, "--seed", "\(store.seed)", "--workers", "\(workers)", "--quiet", input.path]
+            let args = ["replay", "--db", db, "--seed", "\(engine.seed)", "--workers", "\(workers)", "--quiet", input.path]
             let first = try BenchSetup.time(args)
             let again = try BenchSetup.time(args)
             print(String(format: "  %-4d %9.2f %12.0f %14.2f", r, first, Double(events) / first, again))

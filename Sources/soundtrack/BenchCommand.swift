@@ -22,6 +22,7 @@ struct BenchPick: ParsableCommand {
         discussion: "Build with -c release for meaningful figures. Uses a temporary database; --db only names the catalog source.")
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var engine: RankingOptions
     @Option(help: "Bins of the synthetic user.") var bins: Int = 64
     @Option(help: "Timed picks per run.") var iterations: Int = 20000
     @Option(help: "Runs of each benchmark.") var runs: Int = 5
@@ -49,7 +50,7 @@ struct BenchPick: ParsableCommand {
         let t2 = DispatchTime.now().uptimeNanoseconds
         let engine = service.engine.with(catalog: IndexCatalog(index))
         print(String(format: "catalog index: %.1f ms to read %d tracks (index columns) from SQLite, %.1f ms to build", Double(t1 - t0) / 1e6, tracks.count, Double(t2 - t1) / 1e6))
-        let (state, queries) = PickBenchmark.syntheticUser(engine: engine, bins: bins, queries: 1000, seed: store.seed)
+        let (state, queries) = PickBenchmark.syntheticUser(engine: engine, bins: bins, queries: 1000, seed: engine.seed)
         let songs = state.bins.reduce(0) { $0 + $1.songs.count }
         print("catalog: \(tracks.count) tracks; user: \(state.bins.count) bins, \(songs) bin songs; \(queries.count) distinct snapshots")
         print("")
@@ -81,7 +82,7 @@ struct BenchPick: ParsableCommand {
             var procRuns: [LatencyStats] = []
             for _ in 0..<runs {
                 let ms = try ProcessBenchmark.wallTimes(
-                    executable: exe, arguments: ["pick", "--db", dbPath, "--seed", "\(store.seed)", snapFile.path], runs: processes)
+                    executable: exe, arguments: ["pick", "--db", dbPath, "--seed", "\(engine.seed)", snapFile.path], runs: processes)
                 procRuns.append(LatencyStats(ms))
             }
             for l in PickBenchmark.table(title: "one-shot `soundtrack pick` process (wall time)", unit: "ms", procRuns) { print(l) }

@@ -14,6 +14,7 @@ struct PickCommand: AsyncParsableCommand {
         commandName: "pick", abstract: "Pick a track for a sensor snapshot (JSON) and print the pick as JSON.")
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var engine: RankingOptions
     @Argument(help: "The snapshot file, or - for standard input.") var input: String = "-"
     @Option(
         name: .long,
@@ -35,7 +36,7 @@ struct PickCommand: AsyncParsableCommand {
         let data = try readInput(input)
         var snapshot = try Snapshot.decode(data, strict: strict)
         let config = enrich ? try store.configuration() : nil
-        let service = try store.open(community: true, existing: true)
+        let service = try store.open(engine: engine.values, community: true, existing: true)
         var report: [EnrichmentEntry] = []
         if let config {
             let enricher = ProviderImports.enricher(
@@ -59,13 +60,14 @@ struct FeedbackCommand: ParsableCommand {
     )
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var engine: RankingOptions
     @Argument(help: "The event file, or - for standard input.") var input: String = "-"
     @Flag(name: .long, help: "Reject unknown fields.") var strict = false
     @Flag(name: .long, help: "Print nothing for applied events (errors still go to standard error).") var quiet = false
 
     func run() throws {
         let data = try readInput(input)
-        let service = try store.open(community: true, writesCommunity: true, existing: true)
+        let service = try store.open(engine: engine.values, community: true, writesCommunity: true, existing: true)
         // The community model counts the events applied here: written when the command ends.
         defer { try? service.checkpointCommunity() }
         if let single = try? JSONParser.parse(data) {
@@ -81,25 +83,21 @@ struct FeedbackCommand: ParsableCommand {
             _ = try FeedbackEvent.decode(data, strict: strict)
             return
         }
-        var applied = 0, duplicates = 0, rejected = 0
+        var tally = FeedbackTally()
         for (line, bytes) in records {
-            let error: LineError
             do {
                 let event = try FeedbackEvent.decode(bytes, strict: strict)
                 let verdict = try service.feedback(event)
-                if case .duplicate = verdict { duplicates += 1 } else { applied += 1 }
+                if case .duplicate = verdict { tally.duplicates += 1 } else { tally.applied += 1 }
                 if !quiet { print(verdict.json(eventId: event.id).serialized()) }
-                continue
-            } catch let e as InputError {
-                error = LineError(line: line, e)
-            } catch let e as RuleError {
-                error = LineError(line: line, e)
+            } catch {
+                guard let rejected = LineError(line: line, rejecting: error) else { throw error }
+                tally.rejected += 1
+                stderr("error: \(rejected.description)")
             }
-            rejected += 1
-            stderr("error: \(error.description)")
         }
-        stderr("feedback: \(applied) applied, \(duplicates) duplicates skipped, \(rejected) rejected")
-        if rejected > 0 { throw BadInputExit() }
+        stderr("feedback: \(tally)")
+        if tally.rejected > 0 { throw BadInputExit() }
     }
 }
 
@@ -316,6 +314,7 @@ struct DemoCommand: ParsableCommand {
         abstract: "A day in a user's life: picks for home, a commute by car, the library, the gym and an evening, with simulated feedback, told as a story.")
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var engine: RankingOptions
     @Option(help: "How many days to live through.") var days: Int = 2
     @Option(help: "The demo user's id (forgotten and re-created).", transform: Identifier.normalized) var user: String = "demo"
     @Option(help: "Write every feedback event (with its snapshot) to this JSON Lines file.") var log: String?
@@ -326,10 +325,10 @@ struct DemoCommand: ParsableCommand {
     }
 
     func run() throws {
-        let service = try store.open(community: true, writesCommunity: true)
+        let service = try store.open(engine: engine.values, community: true, writesCommunity: true)
         defer { try? service.checkpointCommunity() }
-        print("Soundtrack demo: \(days) day\(days == 1 ? "" : "s") in the life of ‘\(user)’ (database \(try store.path()), seed \(store.seed))")
-        let report = try DemoRunner(service: service, user: user, seed: store.seed, days: days).run()
+        print("Soundtrack demo: \(days) day\(days == 1 ? "" : "s") in the life of ‘\(user)’ (database \(try store.path()), seed \(engine.seed))")
+        let report = try DemoRunner(service: service, user: user, seed: engine.seed, days: days).run()
         for line in report.lines { print(line) }
         if let log {
             let text = report.events.map { $0.json().serialized() }.joined(separator: "\n") + "\n"

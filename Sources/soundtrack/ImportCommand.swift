@@ -25,6 +25,7 @@ struct ImportSpotify: ParsableCommand {
             """)
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var engine: RankingOptions
     @Argument(help: "Export files (JSON arrays).") var files: [String]
     @Option(name: .long, help: "The user the history belongs to.", transform: Identifier.normalized) var user: String
     @Flag(name: .long, help: "Create the user if the database does not know it.") var createUser = false
@@ -50,7 +51,7 @@ struct ImportSpotify: ParsableCommand {
                 try sink.report(e)
             }
         }
-        let service = try store.open(community: true, writesCommunity: true)
+        let service = try store.open(engine: engine.values, community: true, writesCommunity: true)
         if !createUser, try !service.store.userExists(user) {
             stderr("(pass --create-user to create the user)")
             throw RuleError.unknownUser(user)
@@ -67,7 +68,7 @@ struct ImportSpotify: ParsableCommand {
         if !quiet {
             let neutral = plays.count - items.count
             stderr(
-                "import spotify: \(files.count) file\(files.count == 1 ? "" : "s"), \(plays.count) plays: \(summary.applied) applied, \(summary.duplicates) duplicates skipped, \(summary.rejected) rejected; \(neutral) neutral plays (neither skipped nor played to the end) and \(podcasts) podcast rows skipped; \(sink.count - summary.rejected) records malformed; \(added) tracks added to the catalog"
+                "import spotify: \(files.count) file\(files.count == 1 ? "" : "s"), \(plays.count) plays: \(summary.tally); \(neutral) neutral plays (neither skipped nor played to the end) and \(podcasts) podcast rows skipped; \(sink.count - summary.rejected) records malformed; \(added) tracks added to the catalog"
             )
             if let hint = sink.hint { stderr(hint) }
         }

@@ -26,13 +26,14 @@ struct ModelsShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "The blend in use, its weights and figures, and whether a refit is due.")
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var engine: RankingOptions
     @Flag(help: "Print JSON instead of text.") var json = false
 
     func run() throws {
-        let service = try store.open(loadBundledCatalog: false, existing: true)
+        let service = try store.open(engine: engine.values, loadBundledCatalog: false, existing: true)
         let db = service.store
         let inUse = try db.blendInUse()
-        let own = try store.loadModels().ranker
+        let own = try store.loadModels(engine.models).ranker
         let refit = BlendRefit()
         let newQueries = try refit.newQueries(db)
         let kept = try db.blendExamples(newest: refit.keep).count
@@ -66,9 +67,10 @@ struct ModelsFitCommand: ParsableCommand {
         commandName: "fit", abstract: "Learn the blend again now from the database's queries; it is used only if it beats the blend in use.")
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var engine: RankingOptions
 
     func run() throws {
-        let service = try store.open(loadBundledCatalog: false, existing: true)
+        let service = try store.open(engine: engine.values, loadBundledCatalog: false, existing: true)
         let outcome = try BlendRefit().run(service.store, current: service.engine.ranker, at: Date())
         print(outcome.summary)
         if let stored = outcome.stored {

@@ -17,6 +17,7 @@ struct OnboardCommand: ParsableCommand {
             """)
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var engine: RankingOptions
     @Option(help: "The user id (must match the snapshot's `user`).", transform: Identifier.normalized) var user: String
     @Option(help: "The track id of the song the user wants to hear now.") var song: String
     @Option(help: "The snapshot file, or - for standard input.") var snapshot: String
@@ -36,7 +37,7 @@ struct OnboardCommand: ParsableCommand {
             }
             libraryIds = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
-        let service = try store.open()
+        let service = try store.open(engine: engine.values)
         if library == nil, try service.store.userExists(user) {
             // The library imported by `import spotify-library`, when there is one.
             libraryIds = try service.store.library(user: user).map(\.trackID)

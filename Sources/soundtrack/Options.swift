@@ -18,23 +18,6 @@ struct StoreOptions: ParsableArguments {
     )
     var db: String?
 
-    @Option(name: .long, help: "The engine's random seed: the same seed and inputs give the same picks.")
-    var seed: UInt64 = 42
-
-    @Option(name: .long, help: "A directory with thresholds.v2.json, weights.v2.json, priors.v1.json and ranker.v1.json (default: the models built in, identical to Models/).")
-    var models: String?
-
-    @Option(
-        name: .long,
-        help:
-            "The share of single picks that play one of the next best tracks instead of the best (0...1, default 0.15); 0 makes every pick the best-ranked track. Ranked lists (--top) are never shuffled."
-    )
-    var explore: Float?
-
-    func validate() throws {
-        if let explore, !(explore >= 0 && explore <= 1) { throw ValidationError("--explore must be in 0...1, got \(explore)") }
-    }
-
     @Option(name: .long, help: "Log level on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .warning
 
@@ -80,8 +63,9 @@ struct StoreOptions: ParsableArguments {
         try ConfigLoader.load(path: configPath)
     }
 
-    /// The model files: `--models`, else the configuration file's `models_dir`, else the ones built in.
-    func loadModels() throws -> Models {
+    /// The model files: `models` (`--models`), else the configuration file's `models_dir`, else the
+    /// ones built in.
+    func loadModels(_ models: String? = nil) throws -> Models {
         let modelsDir = try models ?? configuration().modelsDir
         return try modelsDir.map { try Models.load(directory: URL(fileURLWithPath: $0)) } ?? Models.bundled()
     }
@@ -94,8 +78,11 @@ struct StoreOptions: ParsableArguments {
     /// - Parameter existing: the command reads or changes what a database holds (a user, their
     ///   picks): a database that does not exist is refused (``InputError``, exit 2), instead of a new
     ///   one made and then found empty (a typo in `--db`).
+    /// - Parameter engine: the engine's options, for a command that ranks or learns (``RankingOptions``);
+    ///   the others open with the defaults.
     func open(
-        durable: Bool = true, loadBundledCatalog: Bool = true, community: Bool = false, writesCommunity: Bool = false, existing: Bool = false
+        engine: RankingOptions.Values = RankingOptions.Values(), durable: Bool = true, loadBundledCatalog: Bool = true,
+        community: Bool = false, writesCommunity: Bool = false, existing: Bool = false
     ) throws -> SoundtrackService {
         if existing {
             let path = try path()
@@ -105,8 +92,8 @@ struct StoreOptions: ParsableArguments {
                     got: "'\(path)', which does not exist")
             }
         }
-        var m = try loadModels()
-        if let explore { m.config.exploration = explore }
+        var m = try loadModels(engine.models)
+        if let explore = engine.explore { m.config.exploration = explore }
         let candidates = bundledCatalogCandidates()
         let level = logLevel
         LoggingSystem.bootstrapOnce { label in
@@ -116,7 +103,7 @@ struct StoreOptions: ParsableArguments {
         }
         let path = try path()
         let (service, imported) = try Bootstrap.open(
-            path: path, models: m, seed: seed, catalogCandidates: loadBundledCatalog ? candidates : nil, durable: durable,
+            path: path, models: m, seed: engine.seed, catalogCandidates: loadBundledCatalog ? candidates : nil, durable: durable,
             emailKey: try emailKeyPath().map(EmailKeySource.file),
             community: community, writesCommunity: writesCommunity, logger: Logger(label: "soundtrack"))
         if let (source, report) = imported {
@@ -124,6 +111,37 @@ struct StoreOptions: ParsableArguments {
         }
         return service
     }
+}
+
+/// The options of the engine, declared by the commands that rank or learn (pick, feedback, batch,
+/// replay, serve, onboard, import, demo, bench, models show and fit), not by those that only read
+/// or change what is stored.
+struct RankingOptions: ParsableArguments {
+    @Option(name: .long, help: "The engine's random seed: the same seed and inputs give the same picks.")
+    var seed: UInt64 = 42
+
+    @Option(name: .long, help: "A directory with thresholds.v2.json, weights.v2.json, priors.v1.json and ranker.v1.json (default: the models built in, identical to Models/).")
+    var models: String?
+
+    @Option(
+        name: .long,
+        help:
+            "The share of single picks that play one of the next best tracks instead of the best (0...1, default 0.15); 0 makes every pick the best-ranked track. Ranked lists (--top) are never shuffled."
+    )
+    var explore: Float?
+
+    func validate() throws {
+        if let explore, !(explore >= 0 && explore <= 1) { throw ValidationError("--explore must be in 0...1, got \(explore)") }
+    }
+
+    /// The options as plain values (what ``StoreOptions/open(engine:durable:loadBundledCatalog:community:writesCommunity:existing:)`` takes).
+    struct Values {
+        var seed: UInt64 = 42
+        var models: String?
+        var explore: Float?
+    }
+
+    var values: Values { Values(seed: seed, models: models, explore: explore) }
 }
 
 func stderr(_ s: String) {

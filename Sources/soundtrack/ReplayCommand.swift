@@ -15,6 +15,7 @@ struct ReplayCommand: ParsableCommand {
             """)
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var engine: RankingOptions
     @Argument(help: "The feedback log (JSON Lines), or - for standard input.") var input: String = "-"
     @Option(name: .long, help: "Write the error report (JSON Lines: line, field, message) to this file.") var errors: String?
     @Flag(name: .long, help: "Create users the database does not know (on their first event) instead of rejecting their events.") var createUsers = false
@@ -32,7 +33,7 @@ struct ReplayCommand: ParsableCommand {
     func run() throws {
         keepFreedMemory()
         let reader = try ChunkReader(input)
-        let service = try store.open(community: true, writesCommunity: true)
+        let service = try store.open(engine: engine.values, community: true, writesCommunity: true)
         var options = ReplayOptions()
         options.workers = workers
         if let blockBytes { options.blockBytes = max(256, blockBytes) }

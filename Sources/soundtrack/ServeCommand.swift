@@ -22,6 +22,7 @@ struct ServeCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var engine: RankingOptions
     @Option(help: "The address to bind (default: $SOUNDTRACK_HOST, else 127.0.0.1).") var host: String?
     @Option(help: "The TCP port, 0 for any free one (default: $SOUNDTRACK_PORT, else 8080).") var port: Int?
     @Option(help: "Requests per second allowed to each user key (default: $SOUNDTRACK_RATE, else 50).") var rate: Double?
@@ -135,7 +136,7 @@ struct ServeCommand: AsyncParsableCommand {
         // feedback are brought up to date before anything is served.
         let lock = try WriterLock(databasePath: try store.path(), holder: "serve")
         defer { lock.release() }
-        let service = try store.open(durable: !noSync, community: true, writesCommunity: true)
+        let service = try store.open(engine: engine.values, durable: !noSync, community: true, writesCommunity: true)
         try service.catchUp()
         let providers = ProviderSet(configuration: fileConfig, logger: Logger(label: "soundtrack.providers"))
         if enrich {

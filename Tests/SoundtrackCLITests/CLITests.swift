@@ -124,6 +124,17 @@ struct CLITests {
         #expect(try await CLI.run(["pick", "--top", "0", "-"]).status == 2)
         #expect(try await CLI.run(["no-such-command"]).status == 2)
         #expect(try await CLI.run(["--help"]).status == 0)
+        // The engine's options are declared where they act (issue 45): a command that only reads
+        // or changes what is stored refuses them instead of ignoring them.
+        let (_, db) = try await CLI.smallDatabase()
+        for args in [["bins", "--user", "u-1"], ["users", "list"], ["keys", "list"], ["history", "u-1"], ["settings", "show", "u-1"]] {
+            for option in [["--seed", "7"], ["--models", "Models"], ["--explore", "0"]] {
+                let r = try await CLI.run(args + option + ["--db", db])
+                #expect(r.status == 2 && r.stderr.contains("Unknown option"), "\(args + option): \(r.stderr)")
+            }
+        }
+        let r = try await CLI.run(["pick", "--seed", "7", "--explore", "0", "--models", CLI.root.appendingPathComponent("Models").path, "--db", db, "-"], stdin: Self.library)
+        #expect(r.status == 0, "\(r.stderr)")
     }
 
     @Test("feedback is idempotent by event id, and a bad line does not stop the others")

@@ -23,6 +23,17 @@ public struct LineError: Sendable, Equatable, Error, CustomStringConvertible {
         self.message = message
     }
 
+    /// A rejected record's error, the one mapping of bad input (``InputError``) and a rule's
+    /// verdict (``RuleError``) to it; `nil` for any other error (a database failure, say), which is
+    /// not the record's and stops the run.
+    public init?(line: Int, file: String? = nil, rejecting error: any Error) {
+        switch error {
+        case let e as InputError: self.init(line: line, file: file, e)
+        case let e as RuleError: self.init(line: line, file: file, e)
+        default: return nil
+        }
+    }
+
     /// An input error attributed to a record: its field and what was expected there.
     public init(line: Int, file: String? = nil, _ e: InputError) {
         self.init(line: line, file: file, field: e.path, message: "expected \(e.expected), got \(e.got)")

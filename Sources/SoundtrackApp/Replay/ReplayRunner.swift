@@ -61,10 +61,12 @@ public struct ReplaySummary: Sendable, Equatable {
     /// The attempt to learn the blend again at the end, when one was due (``ReplayOptions/refit``).
     public var blend: BlendRefit.Outcome?
 
+    /// The applied, duplicate and rejected counts.
+    public var tally: FeedbackTally { FeedbackTally(applied: applied, duplicates: duplicates, rejected: rejected) }
+
     /// `12 records: 9 applied, 2 duplicates skipped, 1 rejected`.
     public var description: String {
-        "\(records) records: \(applied) applied, \(duplicates) duplicates skipped, \(rejected) rejected"
-            + (usersCreated > 0 ? ", \(usersCreated) users created" : "")
+        "\(records) records: \(tally)" + (usersCreated > 0 ? ", \(usersCreated) users created" : "")
     }
 }
 
@@ -490,12 +492,12 @@ public final class ReplayRunner: Sendable {
                     rows.p[i] = row
                     verdicts.p[i] = .applied
                     worker.touched.append(e.user)
-                } catch let error as RuleError {
-                    verdicts.p[i] = .rejected(LineError(line: items[i].line, file: items[i].file, error))
-                } catch let error as InputError {
-                    verdicts.p[i] = .rejected(LineError(line: items[i].line, file: items[i].file, error))
                 } catch {
-                    if worker.failure == nil { worker.failure = error }
+                    if let line = LineError(line: items[i].line, file: items[i].file, rejecting: error) {
+                        verdicts.p[i] = .rejected(line)
+                    } else if worker.failure == nil {
+                        worker.failure = error
+                    }
                 }
             }
         }
