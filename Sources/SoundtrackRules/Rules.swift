@@ -258,7 +258,7 @@ public struct Rules: Sendable {
         return true
     }
 
-    /// Rule 4: the pick the event answers, `nil` when the snapshot is its context.
+    /// Rule 5: the pick the event answers, `nil` when the snapshot is its context.
     func context(of event: FeedbackEvent, state: UserState, pick: (String) throws -> PickRecord?) throws -> PickRecord? {
         guard let id = event.pickId else {
             guard event.snapshot != nil else { throw RuleError.noContext }
