@@ -402,7 +402,10 @@ public final class LiveRecommender: Sendable {
     /// A person's learned places as the service holds them.
     /// - Throws: ``RuleError/unknownUser(_:)``.
     public func places(user: String) throws -> [LearnedPlace] {
-        try state(user: user).places.places
+        try withUser(user) { cached in
+            guard let cached else { throw RuleError.unknownUser(user) }
+            return cached.state.places.places
+        }
     }
 
     /// Names one of a person's learned places (`nil` removes its name) under the user's lock,

@@ -33,16 +33,8 @@ struct PlacesCommand: ParsableCommand {
         @OptionGroup var store: StoreOptions
         @Argument(help: "The user id.", transform: Identifier.normalized) var user: String
         @Argument(help: "The place's id, as `places list` shows it (pl-1).") var place: String
-        @Argument(help: "The name (1...\(LearnedPlace.maxNameLength) characters).") var name: String
+        @Argument(help: "The name (1...\(LearnedPlace.maxNameLength) characters).", transform: { try LearnedPlace.validName($0) }) var name: String
         @Flag(help: "Print JSON instead of a table row.") var json = false
-
-        func validate() throws {
-            do {
-                _ = try LearnedPlace.validName(name)
-            } catch {
-                throw ValidationError("\(error)")
-            }
-        }
 
         func run() throws {
             // Not beside a service, replay or batch, which hold the person's state in memory.
@@ -50,7 +42,7 @@ struct PlacesCommand: ParsableCommand {
             defer { lock.release() }
             let service = try store.open(loadBundledCatalog: false, existing: true)
             try service.catchUp()
-            let named = try service.namePlace(user: user, place: place, name: try LearnedPlace.validName(name))
+            let named = try service.namePlace(user: user, place: place, name: name)
             print(json ? named.json.serialized() : PlacesCommand.row(named))
         }
     }

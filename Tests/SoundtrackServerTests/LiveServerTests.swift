@@ -76,7 +76,6 @@ import FoundationNetworking
 
 /// `soundtrack serve` as a process: SIGTERM in the middle of a feedback burst loses no acknowledged event.
 @Suite struct GracefulShutdownTests {
-    static var executable: URL { CLI.executable }
 
     /// The CLI run as a user would (``CLI/run(_:stdin:cwd:)``), its result as a tuple.
     static func cli(_ args: [String]) async throws -> (status: Int32, out: String, err: String) {
@@ -90,7 +89,7 @@ import FoundationNetworking
     ///   is then killed).
     static func startServe(_ arguments: [String]) throws -> (process: Process, log: Pipe, startLine: String, port: Int) {
         let p = Process()
-        p.executableURL = executable
+        p.executableURL = CLI.executable
         p.arguments = ["serve"] + arguments
         let err = Pipe()
         p.standardError = err
