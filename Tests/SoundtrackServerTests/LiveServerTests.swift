@@ -76,7 +76,6 @@ import FoundationNetworking
 
 /// `soundtrack serve` as a process: SIGTERM in the middle of a feedback burst loses no acknowledged event.
 @Suite struct GracefulShutdownTests {
-
     /// The CLI run as a user would (``CLI/run(_:stdin:cwd:)``), its result as a tuple.
     static func cli(_ args: [String]) async throws -> (status: Int32, out: String, err: String) {
         let r = try await CLI.run(args)
