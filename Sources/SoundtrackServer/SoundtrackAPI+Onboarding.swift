@@ -38,12 +38,7 @@ extension SoundtrackAPI {
     func postOnboard(_ request: Request, id: String) async throws -> Response {
         let principal = try authenticate(request)
         try principal.authorize(user: id)
-        let body: OnboardRequest
-        do {
-            body = try OnboardRequest(Self.parseJSON(try await readBody(request)), user: id, now: configuration.clock.now())
-        } catch let error as InputError {
-            throw APIError.badRequest(error)
-        }
+        let body = try OnboardRequest(Self.parseJSON(try await readBody(request)), user: id, now: configuration.clock.now())
         let song = try await catalogTrack(for: body.song)
         let (pick, created) = try await live.onboard(body.snapshot, song: song, createUser: principal.role == .admin)
         var response = Self.json(pick.json())
@@ -58,7 +53,7 @@ extension SoundtrackAPI {
     private func catalogTrack(for song: String) async throws -> String {
         if live.hasTrack(song) { return song }
         guard let spotify = configuration.spotify else {
-            throw APIError.badRequest(InputError(path: "song", expected: "a track id of the catalog", got: "'\(song.prefix(80))'"))
+            throw InputError(path: "song", expected: "a track id of the catalog", got: "'\(song.prefix(80))'")
         }
         let found: [Track]
         do {
@@ -67,8 +62,7 @@ extension SoundtrackAPI {
             throw APIError(.badGateway, code: "provider_failed", message: "the Spotify search for the song failed (\(error.code))", field: "song")
         }
         guard let track = found.first else {
-            throw APIError.badRequest(
-                InputError(path: "song", expected: "a track id of the catalog or a search Spotify finds a track for", got: "'\(song.prefix(80))'"))
+            throw InputError(path: "song", expected: "a track id of the catalog or a search Spotify finds a track for", got: "'\(song.prefix(80))'")
         }
         if !live.hasTrack(track.id) { _ = try live.addToCatalog([track]) }
         return track.id

@@ -188,25 +188,20 @@ public final class SoundtrackAPI: Sendable {
     private func postPick(_ request: Request) async throws -> Response {
         let principal = try authenticate(request)
         let body = try await readBody(request)
-        var snapshot: Snapshot
-        do {
-            snapshot = try body.withUnsafeReadableBytes { raw throws(InputError) in try Snapshot.decode(bytes: raw) }
-        } catch {
-            throw APIError.badRequest(error)
-        }
+        var snapshot = try body.withUnsafeReadableBytes { raw throws(InputError) in try Snapshot.decode(bytes: raw) }
         try principal.authorize(user: snapshot.user)
         let query = request.uri.queryParameters
         var top = 1
         if let t = query.get("top") {
             guard let n = Int(t), (1...100).contains(n) else {
-                throw APIError.badRequest(InputError(path: "top", expected: "an integer in 1...100", got: "'\(t.prefix(20))'"))
+                throw InputError(path: "top", expected: "an integer in 1...100", got: "'\(t.prefix(20))'")
             }
             top = n
         }
         var learn = true
         if let l = query.get("learn") {
             guard l == "true" || l == "false" else {
-                throw APIError.badRequest(InputError(path: "learn", expected: "true or false", got: "'\(l.prefix(20))'"))
+                throw InputError(path: "learn", expected: "true or false", got: "'\(l.prefix(20))'")
             }
             learn = l == "true"
         }
@@ -229,12 +224,7 @@ public final class SoundtrackAPI: Sendable {
     private func postFeedback(_ request: Request) async throws -> Response {
         let principal = try authenticate(request)
         let body = try await readBody(request)
-        let events: [FeedbackEvent], batch: Bool
-        do {
-            (events, batch) = try Self.feedbackEvents(body, maxEvents: configuration.maxBatchEvents)
-        } catch {
-            throw APIError.badRequest(error)
-        }
+        let (events, batch) = try Self.feedbackEvents(body, maxEvents: configuration.maxBatchEvents)
         for (i, e) in events.enumerated() where !principal.may(reach: e.user) {
             throw APIError(.forbidden, code: "forbidden", message: "this key may not act on user '\(e.user)'", field: batch ? "[\(i)].user" : "user")
         }
@@ -321,12 +311,7 @@ public final class SoundtrackAPI: Sendable {
         let principal = try authenticate(request)
         try principal.requireAdmin()
         let body = try await readBody(request)
-        let user: NewUser
-        do {
-            user = try NewUser(json: Self.parseJSON(body))
-        } catch {
-            throw APIError.badRequest(error)
-        }
+        let user = try NewUser(json: Self.parseJSON(body))
         try live.addUser(user, at: configuration.clock.now())
         guard let u = try live.store.user(user.id) else { throw APIError.internal }
         var response = Self.json(u.json(counts: false))
@@ -340,14 +325,9 @@ public final class SoundtrackAPI: Sendable {
         let principal = try authenticate(request)
         try principal.requireAdmin()
         let body = try await readBody(request)
-        let email: String?
-        do {
-            let r = try JSONObjectReader(Self.parseJSON(body), base: "")
-            _ = try r.require("email", "a string or null")
-            email = try r.string("email", maxLength: 254)
-        } catch {
-            throw APIError.badRequest(error)
-        }
+        let r = try JSONObjectReader(Self.parseJSON(body), base: "")
+        _ = try r.require("email", "a string or null")
+        let email = try r.string("email", maxLength: 254)
         try live.store.setEmail(email, user: id)
         guard let u = try live.store.user(id) else { throw RuleError.unknownUser(id) }
         return Self.json(u.json(counts: false))
@@ -392,15 +372,10 @@ public final class SoundtrackAPI: Sendable {
     private func putPlace(_ request: Request, id: String, place: String) async throws -> Response {
         let principal = try authenticate(request)
         try principal.authorize(user: id)
-        let name: String?
-        do {
-            let r = try JSONObjectReader(Self.parseJSON(try await readBody(request)), base: "")
-            try r.rejectUnknown(["name"])
-            _ = try r.require("name", "a string or null")
-            name = try r.string("name", maxLength: 4 * LearnedPlace.maxNameLength).map { try LearnedPlace.validName($0) }
-        } catch let error as InputError {
-            throw APIError.badRequest(error)
-        }
+        let r = try JSONObjectReader(Self.parseJSON(try await readBody(request)), base: "")
+        try r.rejectUnknown(["name"])
+        _ = try r.require("name", "a string or null")
+        let name = try r.string("name", maxLength: 4 * LearnedPlace.maxNameLength).map { try LearnedPlace.validName($0) }
         return Self.json(try await live.namePlace(user: id, place: place, name: name).json)
     }
 
@@ -462,13 +437,9 @@ public final class SoundtrackAPI: Sendable {
     /// - Throws: 400 for a segment that is not percent-encoded UTF-8 or not an id.
     static func pathID(_ raw: String) throws -> String {
         guard let decoded = raw.removingPercentEncoding else {
-            throw APIError.badRequest(InputError(path: "id", expected: "a percent-encoded UTF-8 user id in the path", got: "a malformed escape"))
+            throw InputError(path: "id", expected: "a percent-encoded UTF-8 user id in the path", got: "a malformed escape")
         }
-        do {
-            return try JSONObjectReader.identifier(decoded, path: "id")
-        } catch {
-            throw APIError.badRequest(error)
-        }
+        return try JSONObjectReader.identifier(decoded, path: "id")
     }
 
     func authenticate(_ request: Request) throws -> Principal {
