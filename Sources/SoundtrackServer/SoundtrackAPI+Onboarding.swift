@@ -35,8 +35,8 @@ extension SoundtrackAPI {
     /// does not exist yet (201), in the same transaction as the onboarding, so that one that fails
     /// leaves no user behind. A song outside the catalog is searched on Spotify when a client is
     /// configured (``ServerConfiguration/spotify``) and its first hit added to the catalog.
-    func postOnboard(_ request: Request, id: String) async throws -> Response {
-        let principal = try authenticate(request)
+    func postOnboard(_ request: Request, context: APIRequestContext, id: String) async throws -> Response {
+        let principal = try context.requirePrincipal()
         try principal.authorize(user: id)
         let body = try OnboardRequest(Self.parseJSON(try await readBody(request)), user: id, now: configuration.clock.now())
         let song = try await catalogTrack(for: body.song)
