@@ -129,7 +129,20 @@ extension Store {
     /// pending; with `deleteCovered` their rows are deleted here too, else a later
     /// ``prunePending(_:limit:)`` deletes them with others in the order they were written.
     static func saveState(_ db: Database, _ state: inout UserState, deleteCovered: Bool = true) throws {
-        let user = state.user
+        try markPendingIncluded(db, user: state.user, deleteCovered: deleteCovered)
+        try writeCounters(db, state)
+        try writeVocabulary(db, state)
+        try deleteRemovedBins(db, state)
+        try writeBins(db, state)
+        try writeWeights(db, state)
+        try writePlaces(db, state)
+        try writeSession(db, state)
+        state.changes = UserState.Changes()
+    }
+
+    /// Marks the user's pending events as included in the state written (`users.view_seq`), and
+    /// deletes them when `deleteCovered`.
+    private static func markPendingIncluded(_ db: Database, user: String, deleteCovered: Bool) throws {
         // (A probe of an empty range for every user without any.)
         let last = try RawStatement(db, cached: "SELECT max(applied_seq) FROM pending_events WHERE user_id = ?")
         try last.bind(1, user)
@@ -147,6 +160,11 @@ extension Store {
                 try covered.execute()
             }
         }
+    }
+
+    /// The counters every pick changes.
+    private static func writeCounters(_ db: Database, _ state: UserState) throws {
+        let user = state.user
         // The rows every pick writes (users, sessions, picks) are bound through SQLite's C API
         // (``RawStatement``): the service's writer commits thousands of picks a second.
         if state.changes.counters {
@@ -156,7 +174,11 @@ extension Store {
             try stmt.bind(3, user)
             try stmt.execute()
         }
-        let changes = state.changes
+    }
+
+    /// The vocabulary (places and tags with a slot) and the merges, when places or bins changed.
+    private static func writeVocabulary(_ db: Database, _ state: UserState) throws {
+        let user = state.user, changes = state.changes
         if changes.places || !changes.removedBins.isEmpty {
             // The vocabulary changes with the places (a new place or tag gets a slot); the merges with the bins.
             let stmt = try RawStatement(db, cached: "UPDATE users SET place_names = ?, tag_names = ?, merged_into = ? WHERE id = ?")
@@ -166,6 +188,11 @@ extension Store {
             try stmt.bind(4, user)
             try stmt.execute()
         }
+    }
+
+    /// The rows of bins merged or folded away.
+    private static func deleteRemovedBins(_ db: Database, _ state: UserState) throws {
+        let user = state.user, changes = state.changes
         if !changes.removedBins.isEmpty {
             let stmt = try RawStatement(db, cached: "DELETE FROM bins WHERE user_id = ? AND number = ?")
             for number in changes.removedBins.sorted() {
@@ -174,6 +201,11 @@ extension Store {
                 try stmt.execute()
             }
         }
+    }
+
+    /// The bins whose vectors or songs changed.
+    private static func writeBins(_ db: Database, _ state: UserState) throws {
+        let user = state.user, changes = state.changes
         // The row ids of the user's bins (one index range read): bins are then written by row id,
         // without an index probe per row.
         var binIds: [Int: Int64] = [:]
@@ -270,6 +302,11 @@ extension Store {
                 try stmt.execute()
             }
         }
+    }
+
+    /// The feature weights, when they changed.
+    private static func writeWeights(_ db: Database, _ state: UserState) throws {
+        let user = state.user, changes = state.changes
         if changes.weights {
             try db.cachedStatement(
                 sql: """
@@ -278,6 +315,11 @@ extension Store {
                     """
             ).execute(arguments: [user, FeatureLayout.version, VectorCoding.encode(state.weights)])
         }
+    }
+
+    /// The learned places, when they changed.
+    private static func writePlaces(_ db: Database, _ state: UserState) throws {
+        let user = state.user, changes = state.changes
         if changes.places {
             // Places are added and moved, and all removed when the person turns location services
             // off: the rows of places the state no longer has go, then an upsert of each.
@@ -293,6 +335,11 @@ extension Store {
                 try stmt.execute(arguments: [user, p.id, p.lat, p.lon, p.count, p.name])
             }
         }
+    }
+
+    /// The session (every write).
+    private static func writeSession(_ db: Database, _ state: UserState) throws {
+        let user = state.user
         let s = state.session
         let session = try RawStatement(
             db,
@@ -312,7 +359,6 @@ extension Store {
         try session.bind(7, utf8: encodeStrings(state.recentTracks))
         try session.bind(8, utf8: encodeStrings(s.tracks))
         try session.execute()
-        state.changes = UserState.Changes()
     }
 
     /// Inserts a pick row. The ranking is stored as a BLOB (``VectorCoding/encode(ranking:)``);
