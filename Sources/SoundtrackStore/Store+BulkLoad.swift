@@ -13,44 +13,41 @@ extension Store {
     static func loadStates(
         _ db: Database, users: [String], defaults: [Float]
     ) throws -> [String: CachedUserState] {
-        final class Partial {
-            var pickCounter: Int64
-            var nextBinNumber: Int
-            var bins: [Bin] = []
-            var weights: [Float]
-            var places: [LearnedPlace] = []
-            var session = SessionState()
-            var recent: [String] = []
-            var seq: Int64 = 0
-            var lastAt: Double?
-            var keep = false
-            var location = true
-            var volume = false
-            var titles = true
-            var vocabulary = FeatureVocabulary()
-            var mergedInto: [Int: Int] = [:]
-            init(pickCounter: Int64, nextBinNumber: Int, weights: [Float]) {
-                self.pickCounter = pickCounter
-                self.nextBinNumber = nextBinNumber
-                self.weights = weights
-            }
-        }
         guard !users.isEmpty else { return [:] }
         let ids = JSONValue.array(users.map { .string($0) }).serialized()
-        let wanted = "(SELECT value FROM json_each(?))"
-        var parts: [String: Partial] = [:]
-        parts.reserveCapacity(users.count)
+        let parts = try readUsers(db, ids, defaults: defaults)
+        guard !parts.isEmpty else { return [:] }
+        try readBins(db, ids, into: parts)
+        try readWeights(db, ids, into: parts)
+        try readPlaces(db, ids, into: parts)
+        try readSessions(db, ids, into: parts)
+        try readLastEvents(db, ids, into: parts)
+        try readSettings(db, ids, into: parts)
+        let behind = try usersWithPendingEvents(db, ids)
+        var out = assemble(parts)
+        try loadPending(db, into: &out, users: behind)
+        return out
+    }
 
+    /// The requested ids as a JSON array bound to `?`, and the subquery that lists them.
+    private static let wanted = "(SELECT value FROM json_each(?))"
+
+    /// The users' rows: a partial state for each user found.
+    private static func readUsers(_ db: Database, _ ids: String, defaults: [Float]) throws -> [String: PartialState] {
+        var parts: [String: PartialState] = [:]
         let u = try RawStatement(
             db, "SELECT id, pick_counter, next_bin_number, rowid, place_names, tag_names, merged_into FROM users WHERE id IN \(wanted)", text: ids)
         while try u.step() {
-            let p = Partial(pickCounter: u.int64(1), nextBinNumber: u.int(2), weights: defaults)
+            let p = PartialState(pickCounter: u.int64(1), nextBinNumber: u.int(2), weights: defaults)
             (p.vocabulary, p.mergedInto) = try Self.decodeUserLists(
                 row: u.int64(3), placeNames: u.text(4), tagNames: u.text(5), mergedInto: u.text(6))
             parts[u.text(0)] = p
         }
-        guard !parts.isEmpty else { return [:] }
+        return parts
+    }
 
+    /// The users' bins.
+    private static func readBins(_ db: Database, _ ids: String, into parts: [String: PartialState]) throws {
         // Bins in (user, number) order, each with its songs (``SongListCoding``). Track ids repeat
         // across users: one string per distinct id, shared, found by its hash.
         var interned: [UInt64: String] = [:]
@@ -61,7 +58,7 @@ extension Store {
                 mean_time, transitions
             FROM bins WHERE user_id IN \(wanted) ORDER BY user_id, number
             """, text: ids)
-        var lastUser = "", lastPart: Partial?
+        var lastUser = "", lastPart: PartialState?
         var songs: [BinSong] = []
         while try b.step() {
             let userBytes = b.bytes(0)
@@ -95,6 +92,10 @@ extension Store {
                     createdAt: Date(timeIntervalSince1970: b.double(10)), updatedAt: Date(timeIntervalSince1970: b.double(11)),
                     meanTime: b.isNull(13) ? nil : b.double(13), transitions: try Self.decodeTransitions(b.text(14), bin: b.int64(1))))
         }
+    }
+
+    /// The users' feature weights.
+    private static func readWeights(_ db: Database, _ ids: String, into parts: [String: PartialState]) throws {
         let w = try RawStatement(db, "SELECT user_id, layout_version, vector FROM weights WHERE user_id IN \(wanted)", text: ids)
         while try w.step() {
             guard let p = parts[w.text(0)] else { continue }
@@ -104,10 +105,18 @@ extension Store {
             }
             p.weights = w.floats(2)
         }
+    }
+
+    /// The users' learned places.
+    private static func readPlaces(_ db: Database, _ ids: String, into parts: [String: PartialState]) throws {
         let pl = try RawStatement(db, "SELECT user_id, id, lat, lon, count, name FROM places WHERE user_id IN \(wanted) ORDER BY user_id, rowid", text: ids)
         while try pl.step() {
             parts[pl.text(0)]?.places.append(LearnedPlace(id: pl.text(1), lat: pl.double(2), lon: pl.double(3), count: pl.int(4), name: pl.optionalText(5)))
         }
+    }
+
+    /// The users' sessions.
+    private static func readSessions(_ db: Database, _ ids: String, into parts: [String: PartialState]) throws {
         let se = try RawStatement(
             db,
             """
@@ -125,6 +134,10 @@ extension Store {
             p.recent = try Self.decodeStrings(se.text(6), user: user)
             p.session.tracks = try Self.decodeStrings(se.text(7), user: user, column: "tracks")
         }
+    }
+
+    /// Each user's last applied event.
+    private static func readLastEvents(_ db: Database, _ ids: String, into parts: [String: PartialState]) throws {
         // The sequence and time of each user's last applied event (SQLite takes the bare column `at`
         // from the row holding the maximum).
         let f = try RawStatement(
@@ -137,6 +150,10 @@ extension Store {
             p.seq = f.isNull(1) ? 0 : f.int64(1)
             p.lastAt = f.isNull(2) ? nil : f.double(2)
         }
+    }
+
+    /// The users' settings.
+    private static func readSettings(_ db: Database, _ ids: String, into parts: [String: PartialState]) throws {
         let k = try RawStatement(
             db, "SELECT user_id, keep_raw_snapshots, location_services, volume_control, calendar_titles FROM user_settings WHERE user_id IN \(wanted)",
             text: ids)
@@ -147,6 +164,10 @@ extension Store {
             parts[k.text(0)]?.titles = k.isNull(4) || k.int(4) != 0
         }
 
+    }
+
+    /// The users with events their stored states do not include yet.
+    private static func usersWithPendingEvents(_ db: Database, _ ids: String) throws -> [String] {
         // Events the stored states do not include yet (``CachedUserState/pending``): rare, read
         // user by user (and decoded on several threads).
         var behind: [String] = []
@@ -158,6 +179,11 @@ extension Store {
             """, text: ids)
         while try pe.step() { behind.append(pe.text(0)) }
 
+        return behind
+    }
+
+    /// The cached states made of the partial ones.
+    private static func assemble(_ parts: [String: PartialState]) -> [String: CachedUserState] {
         var out: [String: CachedUserState] = [:]
         out.reserveCapacity(parts.count)
         for (user, p) in parts {
@@ -170,7 +196,6 @@ extension Store {
             out[user]!.volumeControl = p.volume
             out[user]!.calendarTitles = p.titles
         }
-        try loadPending(db, into: &out, users: behind)
         return out
     }
 
@@ -182,5 +207,29 @@ extension Store {
             return r
         }
         return s.utf8.elementsEqual(bytes)
+    }
+}
+
+/// A user's state as ``Store/loadStates(_:users:defaults:)`` reads it, table by table.
+private final class PartialState {
+    var pickCounter: Int64
+    var nextBinNumber: Int
+    var bins: [Bin] = []
+    var weights: [Float]
+    var places: [LearnedPlace] = []
+    var session = SessionState()
+    var recent: [String] = []
+    var seq: Int64 = 0
+    var lastAt: Double?
+    var keep = false
+    var location = true
+    var volume = false
+    var titles = true
+    var vocabulary = FeatureVocabulary()
+    var mergedInto: [Int: Int] = [:]
+    init(pickCounter: Int64, nextBinNumber: Int, weights: [Float]) {
+        self.pickCounter = pickCounter
+        self.nextBinNumber = nextBinNumber
+        self.weights = weights
     }
 }
