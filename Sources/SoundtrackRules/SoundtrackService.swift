@@ -196,21 +196,7 @@ public final class SoundtrackService: Sendable {
         // an event names (a third of the time of a catch-up); read while the first group loads.
         let engine = self.engine, store = self.store
         let catalog = InBackground { IndexCatalog(CatalogIndex(tracks: try store.allTracks())) }
-        // Groups of at most `usersPerTransaction` users and `eventsPerTransaction` events (a user
-        // with more makes a group alone): what a group holds in memory stays bounded.
-        var groups: [[String]] = [[]]
-        var eventsInGroup = 0
-        for user in behind.keys.sorted() {
-            let n = behind[user]!
-            if !groups[groups.count - 1].isEmpty,
-                groups[groups.count - 1].count >= usersPerTransaction || eventsInGroup + n > eventsPerTransaction
-            {
-                groups.append([])
-                eventsInGroup = 0
-            }
-            groups[groups.count - 1].append(user)
-            eventsInGroup += n
-        }
+        let groups = Self.catchUpGroups(behind, usersPerTransaction: usersPerTransaction, eventsPerTransaction: eventsPerTransaction)
         var failed: [String: String] = [:]
         // A group's users caught up, or the users that failed with why. A failed catalog read is
         // not a user's failure: it ends the catch-up (`CatalogFailure`).
@@ -286,6 +272,34 @@ public final class SoundtrackService: Sendable {
             try store.prunePending()
             return written.skipped
         }
+        return logCatchUp(behind: behind, failed: failed, skipped: skipped)
+    }
+
+    /// The users behind in groups of at most `usersPerTransaction` users and
+    /// `eventsPerTransaction` events (a user with more makes a group alone), in id order: what a
+    /// group of a catch-up holds in memory stays bounded.
+    static func catchUpGroups(_ behind: [String: Int], usersPerTransaction: Int, eventsPerTransaction: Int) -> [[String]] {
+        var groups: [[String]] = [[]]
+        var eventsInGroup = 0
+        for user in behind.keys.sorted() {
+            let n = behind[user]!
+            if !groups[groups.count - 1].isEmpty,
+                groups[groups.count - 1].count >= usersPerTransaction || eventsInGroup + n > eventsPerTransaction
+            {
+                groups.append([])
+                eventsInGroup = 0
+            }
+            groups[groups.count - 1].append(user)
+            eventsInGroup += n
+        }
+        return groups
+    }
+
+    /// Logs what a catch-up did and returns its summary: the users and events brought up to date,
+    /// and the users that could not be.
+    private func logCatchUp(
+        behind: [String: Int], failed: [String: String], skipped: [String]
+    ) -> (users: Int, events: Int, failed: [String: String]) {
         if !skipped.isEmpty {
             logger.debug("users another writer brought up to date during the catch-up", metadata: ["users": "\(skipped.count)"])
         }
