@@ -11,15 +11,15 @@ extension Store {
         try writeCatalog { db in try Self.upsertTracks(db, tracks) }
     }
 
-    /// Runs a catalog write and stores the catalog's new index in the same transaction
+    /// Runs a catalog write and, when it changed the songs (their triggers then dropped the stored
+    /// index) or no index is stored yet, stores the catalog's new index in the same transaction
     /// (``storeCatalogIndex(_:)``), which this process then keeps.
     func writeCatalog<R>(_ write: (Database) throws -> R) throws -> R {
-        catalogIndex.clear()
         let (result, index) = try database.write { db in
             let result = try write(db)
-            return (result, try Self.storeCatalogIndex(db))
+            return (result, try Self.storedCatalogIndexExists(db) ? nil : try Self.storeCatalogIndex(db))
         }
-        catalogIndex.set(index)
+        if let index { catalogIndex.set(index) }
         return result
     }
 

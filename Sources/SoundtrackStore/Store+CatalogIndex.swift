@@ -32,12 +32,10 @@ extension Store {
 
     /// Whether the catalog's index is stored (a catalog change the store did not make deletes it).
     public func hasStoredCatalogIndex() throws -> Bool {
-        try database.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM catalog_index)") ?? false }
+        try database.read { db in try Self.storedCatalogIndexExists(db) }
     }
 
-    /// Stores the catalog's index as the songs are now, and keeps it as this process's index.
-    public func refreshCatalogIndex() throws {
-        let index = try database.write { db in try Self.storeCatalogIndex(db) }
-        catalogIndex.set(index)
+    static func storedCatalogIndexExists(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM catalog_index)") ?? false
     }
 }
