@@ -100,7 +100,7 @@ public final class CatalogIndex: Sendable {
         let n = columns.ids.count
         count = n
         ids = columns.ids
-        let profiles = (0..<n).map { AudioProfile(columns.audio(ofRow: $0)) }
+        let profiles = columns.audio.map(AudioProfile.init)
         self.profiles = profiles
 
         var sum = SIMD8<Float>.zero, present = SIMD8<Float>.zero

@@ -13,9 +13,9 @@ struct IndexColumns: Sendable {
     /// Row `r`'s genre numbers, sorted, are `genreFlat[genreStart[r]..<genreStart[r + 1]]`.
     var genreStart: [Int32]
     var genreFlat: [Int32]
+}
 
-    func audio(ofRow row: Int) -> AudioFeatures { audio[row] }
-
+extension IndexColumns {
     /// The columns of `tracks`, genres numbered as the tracks first name them.
     init(tracks: [Track]) {
         ids = tracks.map(\.id)
@@ -45,17 +45,6 @@ struct IndexColumns: Sendable {
         genreNames = names
         genreStart = start
         genreFlat = flat
-    }
-
-    init(
-        ids: [String], popularity: [Int?], audio: [AudioFeatures], genreNames: [String], genreStart: [Int32], genreFlat: [Int32]
-    ) {
-        self.ids = ids
-        self.popularity = popularity
-        self.audio = audio
-        self.genreNames = genreNames
-        self.genreStart = genreStart
-        self.genreFlat = genreFlat
     }
 }
 

@@ -27,12 +27,12 @@ public enum Bounds: Sendable {
 }
 
 /// How values are rendered after "got" in error messages.
-enum Got {
+public enum Got {
     /// The kind of a value, for type errors: `a string`, `null`, `an object`.
     static func type(_ v: JSONValue) -> String { v.typeDescription }
 
     /// The value itself where that is short and useful (`140`, `"sunny"`), else its kind.
-    static func value(_ v: JSONValue) -> String {
+    public static func value(_ v: JSONValue) -> String {
         switch v {
         case .number(let x): return JSONValue.numberText(x)
         case .string(let s): return quoted(s)

@@ -109,13 +109,17 @@ public final class SoundtrackService: Sendable {
 
     /// Onboards a user: a first bin from one song they want now and the snapshot
     /// (``Rules/stageOnboarding(_:song:library:user:)``), recorded as a pick of that song.
+    /// - Parameter library: the person's own track ids, preferred over the catalog when similar
+    ///   enough; `nil`: the library stored by `import spotify-library` (none for a new user).
     /// - Parameter createUser: create the user when there is none (with default settings), in the
     ///   same transaction as the onboarding: an onboarding that fails leaves no user behind.
     /// - Returns: the pick, and whether the user was created.
     /// - Throws: ``RuleError/unknownUser(_:)`` (unless `createUser`), ``RuleError/unknownTrack(_:field:)``
     ///   (`song`), an ``InputError`` of the engine's checks; database errors. Nothing is written then.
-    public func onboard(_ snapshot: Snapshot, song: String, library: [String] = [], createUser: Bool = false) throws -> (pick: Pick, created: Bool) {
-        try updateCurrentUser(snapshot.user) { user, reads in
+    public func onboard(_ snapshot: Snapshot, song: String, library: [String]? = nil, createUser: Bool = false) throws -> (pick: Pick, created: Bool) {
+        // Without a library given, the one `import spotify-library` stored, when there is one.
+        let library = try library ?? store.library(user: snapshot.user).map(\.trackID)
+        return try updateCurrentUser(snapshot.user) { user, reads in
             let created = user == nil && createUser
             if created { user = CachedUserState(state: engine.newUser(snapshot.user)) }
             let staged = try rules(reads).stageOnboarding(snapshot, song: song, library: library, user: &user)

@@ -82,15 +82,6 @@ public enum PersonExport {
         }
     }
 
-    /// A value after "got" in an error: short ones as they are, others by their kind.
-    static func describe(_ v: JSONValue?) -> String {
-        guard let v else { return "nothing" }
-        switch v {
-        case .string, .number, .bool: return String(v.serialized().prefix(40))
-        default: return v.typeDescription
-        }
-    }
-
     /// The SHA-256 (hex) of the document's `tables` as serialized.
     static func checksum(_ tables: JSONValue) -> String {
         SHA256.hash(data: Data(tables.serialized().utf8)).map { String(format: "%02x", $0) }.joined()
@@ -133,13 +124,13 @@ extension Store {
         let r = try JSONObjectReader(document, base: "")
         try r.rejectUnknown(["format", "version", "schema", "user", "exported_at", "tables", "sha256"])
         guard r.value("format") == .string(PersonExport.format) else {
-            throw InputError(path: "format", expected: "\"\(PersonExport.format)\"", got: PersonExport.describe(r.value("format")))
+            throw InputError(path: "format", expected: "\"\(PersonExport.format)\"", got: r.value("format").map(Got.value) ?? "nothing")
         }
         guard r.value("version") == .number(Double(PersonExport.version)) else {
-            throw InputError(path: "version", expected: "\(PersonExport.version)", got: PersonExport.describe(r.value("version")))
+            throw InputError(path: "version", expected: "\(PersonExport.version)", got: r.value("version").map(Got.value) ?? "nothing")
         }
         guard r.value("schema") == .string(Schema.latestMigration) else {
-            throw InputError(path: "schema", expected: "\"\(Schema.latestMigration)\" (this build's database schema)", got: PersonExport.describe(r.value("schema")))
+            throw InputError(path: "schema", expected: "\"\(Schema.latestMigration)\" (this build's database schema)", got: r.value("schema").map(Got.value) ?? "nothing")
         }
         guard let user = try r.optionalIdentifier("user") else { throw InputError(path: "user", expected: "a user id", got: "nothing") }
         let tables = try r.require("tables", "an object of the person's tables")
@@ -170,7 +161,7 @@ extension Store {
         let reader = try JSONObjectReader(row, base: path)
         try reader.rejectUnknown(Array(columns))
         guard reader.value(table.userColumn) == .string(user) else {
-            throw InputError(path: "\(path).\(table.userColumn)", expected: "the document's user '\(user)'", got: PersonExport.describe(reader.value(table.userColumn)))
+            throw InputError(path: "\(path).\(table.userColumn)", expected: "the document's user '\(user)'", got: reader.value(table.userColumn).map(Got.value) ?? "nothing")
         }
         var names: [String] = [], values: [DatabaseValue] = []
         for (name, value) in reader.pairs where !table.notImported.contains(name) {

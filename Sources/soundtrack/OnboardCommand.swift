@@ -30,7 +30,7 @@ struct OnboardCommand: ParsableCommand {
         guard snap.user == user else {
             throw InputError(path: "user", expected: "the user of --user ('\(user)')", got: "'\(snap.user)'")
         }
-        var libraryIds: [String] = []
+        var libraryIds: [String]?
         if let library {
             guard let text = try? String(contentsOfFile: library, encoding: .utf8) else {
                 throw InputError(path: "library", expected: "a readable UTF-8 file of track ids", got: "'\(library)'")
@@ -38,10 +38,6 @@ struct OnboardCommand: ParsableCommand {
             libraryIds = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         let service = try store.open(engine: engine.values)
-        if library == nil, try service.store.userExists(user) {
-            // The library imported by `import spotify-library`, when there is one.
-            libraryIds = try service.store.library(user: user).map(\.trackID)
-        }
         // A new user is created with the onboarding, in its transaction: a failed one leaves none.
         let (pick, created) = try service.onboard(snap, song: song, library: libraryIds, createUser: true)
         if created { stderr("created user \(user)") }
