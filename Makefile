@@ -15,12 +15,18 @@ demo: setup
 
 ## Check the formatting (scripts/format.sh --check), run the test suite (installs what it needs
 ## first), fuzz the HTTP API against its OpenAPI document (scripts/api-fuzz.sh: schemathesis against a
-## live server), then execute the notebooks on a simulated population.
+## live server), execute the notebooks on a simulated population, then build the release binary the
+## demo runs and run the demo on a throwaway database (the optimizer compiles what debug builds do
+## not: a release-only compiler crash once broke `make demo` while the tests passed).
 test: setup
 	bash scripts/format.sh --check
 	$(SWIFT) test
 	bash scripts/api-fuzz.sh
 	$(MAKE) notebooks
+	$(MAKE) release
+	rm -rf out/demo-check && mkdir -p out/demo-check
+	.build/release/soundtrack demo --db out/demo-check/demo.sqlite > out/demo-check/demo.txt
+	@tail -n 3 out/demo-check/demo.txt
 
 ## Format the Swift files with `swift format` and .swift-format (see scripts/format.sh).
 format:

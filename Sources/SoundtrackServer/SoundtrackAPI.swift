@@ -38,7 +38,10 @@ public final class SoundtrackAPI: Sendable {
     /// Empties the write-ahead log after a forget (file databases only).
     let forgetCheckpointer: WALCheckpointer?
     let logger: Logger
-    private let draining = Mutex(false)
+    // Set last in `init`, after everything that throws: a throwing class initializer that has to
+    // destroy a `Mutex` stored before the throw crashes the release compiler (Swift 6.3, SIL
+    // ownership verifier).
+    private let draining: Mutex<Bool>
 
     /// Whether ``beginDraining()`` was called: `/readyz` then answers 503.
     public var isDraining: Bool { draining.withLock { $0 } }
@@ -56,13 +59,13 @@ public final class SoundtrackAPI: Sendable {
         // The write connection: a larger page cache, and checkpoints left to a thread of their own.
         let background = service.store.path != nil
         try service.store.configureWriteConnection(cacheKiB: configuration.writeCacheKiB, autoCheckpoint: !background)
-        checkpoints =
+        let checkpoints =
             background
             ? CheckpointService(
                 checkpointer: try WALCheckpointer(store: service.store), interval: configuration.checkpointInterval,
                 restartFrames: configuration.checkpointRestartFrames, nice: configuration.backgroundNice,
                 metrics: metrics, logger: logger) : nil
-        forgetCheckpointer = background ? try WALCheckpointer(store: service.store) : nil
+        let forgetCheckpointer = background ? try WALCheckpointer(store: service.store) : nil
         let index = CatalogIndex(tracks: try service.store.allTracks())
         let live = try LiveRecommender(
             service: service, index: index, clock: configuration.clock, checkpointEvents: configuration.viewCheckpointEvents,
@@ -74,19 +77,24 @@ public final class SoundtrackAPI: Sendable {
             settled: { items, error in live.settled(items, error) },
             closing: { live.checkpointViews() })
         live.attach(committer)
-        views = ViewCheckpointService(live: live, interval: configuration.viewCheckpointInterval, metrics: metrics)
-        refits = configuration.blendRefit.map {
+        let views = ViewCheckpointService(live: live, interval: configuration.viewCheckpointInterval, metrics: metrics)
+        let refits = configuration.blendRefit.map {
             BlendRefitService(
                 live: live, refit: $0, interval: configuration.blendRefitInterval, maxAge: configuration.blendRefitMaxAge,
                 minimum: configuration.blendRefitMinimum, clock: configuration.clock, metrics: metrics, logger: logger)
         }
         metrics.blendVersion.set(Double(service.engine.ranker.version))
+        self.checkpoints = checkpoints
+        self.forgetCheckpointer = forgetCheckpointer
+        self.views = views
+        self.refits = refits
         self.live = live
         self.committer = committer
         self.metrics = metrics
         self.configuration = configuration
         self.logger = logger
         authenticator = Authenticator(store: service.store, configuration: configuration)
+        draining = Mutex(false)
     }
 
     /// The routes of the API (method and path template), as the router and the OpenAPI document list them.
