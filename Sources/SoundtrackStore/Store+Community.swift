@@ -211,6 +211,10 @@ final class StoredCommunity: CommunityBase, Sendable {
     init(path: String) throws {
         var config = Configuration()
         config.readonly = true
+        // The co-occurrence lists of a person's tracks are megabytes of overflow pages: read through
+        // a memory map instead of a `pread` a page (a one-shot pick on a million-event database,
+        // 85 → 74 ms; issue 40).
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA mmap_size = 1073741824") }
         reader = try DatabaseQueue(path: path, configuration: config)
     }
 
