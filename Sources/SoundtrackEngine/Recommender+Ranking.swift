@@ -250,7 +250,10 @@ extension Recommender {
             let (knn, knnRated, popular) = community.read { c in
                 (c.neighbourScores(of: cache.liked, liked: true), c.neighbourScores(of: cache.rated, liked: false), c.mostLiked(limit / 4))
             }
-            let nl = Float(max(1, cache.liked.count)).squareRoot(), nr = Float(max(1, cache.rated.count)).squareRoot()
+            // Each person's strongest neighbour scores 1: the sums grow with the person's history and
+            // the deployment's density, so one weight for every person and every deployment reads
+            // them on one scale (docs/scoring.md, `knn`).
+            let nl = max(knn.values.max() ?? 1, 1e-6), nr = max(knnRated.values.max() ?? 1, 1e-6)
             cache.knn = RowTable(capacity: knn.count)
             for (row, v) in knn { cache.knn[row] = v / nl }
             cache.knnRated = RowTable(capacity: knnRated.count)
