@@ -181,7 +181,8 @@ public enum BundledModels {
   "learning_rate": 0.15,
   "weight_learning_rate": 0.05,
   "seed_tracks_per_new_bin": 12,
-  "session_timeout_minutes": 45
+  "session_timeout_minutes": 45,
+  "like_neighbours": 1
 }
 
 """#

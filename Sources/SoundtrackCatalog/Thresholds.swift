@@ -53,6 +53,12 @@ public struct Thresholds: Sendable, Equatable, Codable {
     public var seedTracksPerNewBin: Int
     /// A gap longer than this ends a listening session (1…10080 minutes).
     public var sessionTimeoutMinutes: Int
+    /// How many of a liked track's nearest catalog tracks a like adds to the bin's songs (0…32;
+    /// optional in the file, 1 when absent).
+    public var likeNeighbours: Int = Self.defaultLikeNeighbours
+
+    /// ``likeNeighbours`` of a file that does not set it.
+    public static let defaultLikeNeighbours = 1
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case createBinBelow = "create_bin_below", distanceScale = "distance_scale", presenceThreshold = "presence_threshold"
@@ -65,6 +71,7 @@ public struct Thresholds: Sendable, Equatable, Codable {
         case dislikeStreakSwitch = "dislike_streak_switch", learningRate = "learning_rate"
         case weightLearningRate = "weight_learning_rate", seedTracksPerNewBin = "seed_tracks_per_new_bin"
         case sessionTimeoutMinutes = "session_timeout_minutes"
+        case likeNeighbours = "like_neighbours"
     }
 
     /// Loads and validates a thresholds file.
@@ -112,6 +119,7 @@ public struct Thresholds: Sendable, Equatable, Codable {
         let weightLearningRate = Float(try number(.weightLearningRate, 0...1))
         let seedTracksPerNewBin = try integer(.seedTracksPerNewBin, 0...1000)
         let sessionTimeoutMinutes = try integer(.sessionTimeoutMinutes, 1...10080)
+        let likeNeighbours = try doc.optionalInteger(CodingKeys.likeNeighbours.rawValue, in: 0...32) ?? defaultLikeNeighbours
         return Thresholds(
             createBinBelow: createBinBelow,
             distanceScale: distanceScale,
@@ -134,6 +142,7 @@ public struct Thresholds: Sendable, Equatable, Codable {
             learningRate: learningRate,
             weightLearningRate: weightLearningRate,
             seedTracksPerNewBin: seedTracksPerNewBin,
-            sessionTimeoutMinutes: sessionTimeoutMinutes)
+            sessionTimeoutMinutes: sessionTimeoutMinutes,
+            likeNeighbours: likeNeighbours)
     }
 }

@@ -71,6 +71,9 @@ public struct EngineConfig: Sendable, Equatable {
     public var alternatives: Int = 5
     /// How many tracks each alternative lists.
     public var tracksPerAlternative: Int = 3
+    /// How many of a liked track's nearest catalog tracks a like adds to its bin's songs
+    /// (docs/scoring.md, "Feedback").
+    public var likeNeighbours: Int = Thresholds.defaultLikeNeighbours
 
     /// Creates a configuration.
     public init(
@@ -120,5 +123,6 @@ extension EngineConfig {
         foldMaxObservations = t.foldMaxObservations
         foldAfterDays = t.foldAfterDays
         separationExponent = t.separationExponent
+        likeNeighbours = t.likeNeighbours
     }
 }

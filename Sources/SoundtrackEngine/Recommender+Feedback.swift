@@ -105,6 +105,7 @@ extension Recommender {
                 outcome.joinedBin = true
             }
             state.changes.songs.insert(number)
+            addNeighbours(of: event.track, binIndex: binIndex, state: &state)
             learnWeights(x, binIndex: binIndex, positive: true, state: &state)
             pull(binIndex: binIndex, toward: x, at: at, state: &state)
             state.session.dislikeStreak = 0
@@ -144,6 +145,25 @@ extension Recommender {
         outcome.dislikeStreak = state.session.dislikeStreak
         state.session.remember(track: event.track)
         return (outcome, example)
+    }
+
+    /// A like teaches the bin more than one song: the liked track's ``EngineConfig/likeNeighbours``
+    /// nearest catalog tracks (sound and genres, the search the candidates use) join the bin's songs
+    /// without evidence of their own, those already there left as they are. A track with neither
+    /// sound nor genres has no neighbours.
+    func addNeighbours(of track: String, binIndex: Int, state: inout UserState) {
+        guard config.likeNeighbours > 0 else { return }
+        let index = catalog.index()
+        guard let row = index.row(of: track), index.profiles[row].mask.sum() > 0 || !index.genreNumbers(ofRow: row).isEmpty else { return }
+        let near = soundCache.neighbours(ofRow: row, index: index) { index.similar(toTrack: row, k: SoundCache.trackNeighbours).map(\.row) }
+        var added = false
+        for r in near.prefix(config.likeNeighbours) {
+            let id = index.id(ofRow: r)
+            guard state.bins[binIndex].songIndex(id) == nil else { continue }
+            state.bins[binIndex].songs.append(BinSong(trackId: id))
+            added = true
+        }
+        if added { state.changes.songs.insert(state.bins[binIndex].number) }
     }
 
     /// Moves a bin's centroid toward a liked context and updates its spread and presence frequencies
