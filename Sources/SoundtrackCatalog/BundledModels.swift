@@ -182,7 +182,8 @@ public enum BundledModels {
   "weight_learning_rate": 0.05,
   "seed_tracks_per_new_bin": 12,
   "session_timeout_minutes": 45,
-  "like_neighbours": 1
+  "like_neighbours": 1,
+  "rut_minutes": 30
 }
 
 """#

@@ -59,6 +59,11 @@ public struct Thresholds: Sendable, Equatable, Codable {
 
     /// ``likeNeighbours`` of a file that does not set it.
     public static let defaultLikeNeighbours = 1
+    /// Minutes of one style in a row without a like after which picks move away from it (0: never;
+    /// 0…1440; optional in the file, 30 when absent).
+    public var rutMinutes: Double = Self.defaultRutMinutes
+    /// ``rutMinutes`` of a file that does not set it.
+    public static let defaultRutMinutes: Double = 30
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case createBinBelow = "create_bin_below", distanceScale = "distance_scale", presenceThreshold = "presence_threshold"
@@ -71,7 +76,7 @@ public struct Thresholds: Sendable, Equatable, Codable {
         case dislikeStreakSwitch = "dislike_streak_switch", learningRate = "learning_rate"
         case weightLearningRate = "weight_learning_rate", seedTracksPerNewBin = "seed_tracks_per_new_bin"
         case sessionTimeoutMinutes = "session_timeout_minutes"
-        case likeNeighbours = "like_neighbours"
+        case likeNeighbours = "like_neighbours", rutMinutes = "rut_minutes"
     }
 
     /// Loads and validates a thresholds file.
@@ -120,6 +125,7 @@ public struct Thresholds: Sendable, Equatable, Codable {
         let seedTracksPerNewBin = try integer(.seedTracksPerNewBin, 0...1000)
         let sessionTimeoutMinutes = try integer(.sessionTimeoutMinutes, 1...10080)
         let likeNeighbours = try doc.optionalInteger(CodingKeys.likeNeighbours.rawValue, in: 0...32) ?? defaultLikeNeighbours
+        let rutMinutes = try doc.number(CodingKeys.rutMinutes.rawValue, .closed(0, 1440)) ?? defaultRutMinutes
         return Thresholds(
             createBinBelow: createBinBelow,
             distanceScale: distanceScale,
@@ -143,6 +149,7 @@ public struct Thresholds: Sendable, Equatable, Codable {
             weightLearningRate: weightLearningRate,
             seedTracksPerNewBin: seedTracksPerNewBin,
             sessionTimeoutMinutes: sessionTimeoutMinutes,
-            likeNeighbours: likeNeighbours)
+            likeNeighbours: likeNeighbours,
+            rutMinutes: rutMinutes)
     }
 }

@@ -74,6 +74,9 @@ public struct EngineConfig: Sendable, Equatable {
     /// How many of a liked track's nearest catalog tracks a like adds to its bin's songs
     /// (docs/scoring.md, "Feedback").
     public var likeNeighbours: Int = Thresholds.defaultLikeNeighbours
+    /// Minutes of one style in a row without a like after which picks move away from it (0: never;
+    /// docs/scoring.md, "No rut").
+    public var rutMinutes: Double = Thresholds.defaultRutMinutes
 
     /// Creates a configuration.
     public init(
@@ -124,5 +127,6 @@ extension EngineConfig {
         foldAfterDays = t.foldAfterDays
         separationExponent = t.separationExponent
         likeNeighbours = t.likeNeighbours
+        rutMinutes = t.rutMinutes
     }
 }

@@ -109,6 +109,7 @@ extension Recommender {
             learnWeights(x, binIndex: binIndex, positive: true, state: &state)
             pull(binIndex: binIndex, toward: x, at: at, state: &state)
             state.session.dislikeStreak = 0
+            state.session.styleRun = nil
         } else if event.isDislike {
             if let s = state.bins[binIndex].songIndex(event.track) {
                 state.bins[binIndex].songs[s].dislikes += 1

@@ -22,9 +22,11 @@ extension Recommender {
     /// picked track that is not yet a song of the bin joins it, so that feedback on it teaches the bin.
     /// `source` is `bin` (a song of the bin), `taste` (the user's own liked track from another
     /// context), `community` (brought by people with the same taste or the popularity of the
-    /// context) or `catalog` (a track that sounds like the bin).
+    /// context) or `catalog` (a track that sounds like the bin). With `style` (a session in a rut,
+    /// ``rutStyle(at:state:)``) the tracks of that style come after all the others.
     func chooseTracks(
-        _ x: FeatureVector, binIndex: Int, count: Int, similarities known: [Float]? = nil, state: inout UserState, rng: inout SeededGenerator
+        _ x: FeatureVector, binIndex: Int, count: Int, similarities known: [Float]? = nil, avoiding style: UInt64? = nil, state: inout UserState,
+        rng: inout SeededGenerator
     ) -> TrackChoice {
         let index = catalog.index()
         refreshRankingCache(&state, index: index)
@@ -40,15 +42,17 @@ extension Recommender {
             similarities = binDistances(x, state: &state).map(similarity)
         }
         let depth = config.exploration > 0 ? max(2, config.explorationDepth) : 1
-        let scored = scoreRows(x, binIndex: binIndex, similarities: similarities, state: &state, rows: rows, first: max(count, depth))
+        // In a rut every candidate's place is needed (the first ones may all be of the style).
+        let scored = scoreRows(x, binIndex: binIndex, similarities: similarities, state: &state, rows: rows, first: style == nil ? max(count, depth) : nil)
         guard !rows.isEmpty else { return TrackChoice(ranked: [], pick: "", source: "catalog", signals: []) }
+        let order = style.map { Self.movingAway(from: $0, order: scored.order, rows: rows, index: index) } ?? scored.order
         var chosen = 0
         if config.exploration > 0, rows.count > 1, Float(rng.unit()) < config.exploration {
-            let depth = min(depth, scored.order.count)
+            let depth = min(depth, order.count)
             chosen = 1 + Int(rng.next() % UInt64(depth - 1))
         }
         let n = RankerModel.signals.count
-        let k = scored.order[chosen]
+        let k = order[chosen]
         let top = (row: rows[k], signals: scored.signals[(k * n)..<(k * n + n)])
         let id = index.id(ofRow: top.row)
         let number = state.bins[binIndex].number
@@ -63,7 +67,7 @@ extension Recommender {
         }
         let signals = Self.topSignals(top.signals, weights: ranker.weights, names: RankerModel.signals, count: 3)
         return TrackChoice(
-            ranked: scored.order.prefix(count).map { index.id(ofRow: rows[$0]) }, pick: id, source: source, signals: signals)
+            ranked: order.prefix(count).map { index.id(ofRow: rows[$0]) }, pick: id, source: source, signals: signals)
     }
 
     /// The context's attributes (``ContextAttributes``) when there is a community to count them in, else none.

@@ -85,7 +85,8 @@ public struct Recommender: Sendable {
 
         let choice = chooseBin(x, at: at, state: &state, rng: &rng)
         let binIdx = choice.index
-        let tracks = chooseTracks(x, binIndex: binIdx, count: max(1, top), similarities: choice.similarities, state: &state, rng: &rng)
+        let tracks = chooseTracks(
+            x, binIndex: binIdx, count: max(1, top), similarities: choice.similarities, avoiding: rutStyle(at: at, state: state), state: &state, rng: &rng)
         let trackIds = tracks.ranked
         let source = tracks.source
 
@@ -98,6 +99,7 @@ public struct Recommender: Sendable {
         state.pickCounter += 1
         state.changes.counters = true
         remember(track: chosenTrack, state: &state)
+        continueRun(row: catalog.index().row(of: chosenTrack), at: at, state: &state)
         let number = state.bins[binIdx].number
         if state.session.currentBin != number { state.session.dislikeStreak = 0 }
         state.session.currentBin = number

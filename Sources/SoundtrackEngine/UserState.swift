@@ -176,10 +176,13 @@ public struct SessionState: Sendable, Equatable, Codable {
     public var tracks: [String]
     /// The most tracks a session remembers.
     public static let trackCapacity = 50
+    /// The style the session's picks have kept since a like or a change of style (docs/scoring.md, "No rut").
+    public var styleRun: StyleRun?
 
     /// An empty session.
     public init(
-        currentBin: Int? = nil, dislikeStreak: Int = 0, avoided: [Int] = [], switchedTo: Int? = nil, lastAt: Date? = nil, tracks: [String] = []
+        currentBin: Int? = nil, dislikeStreak: Int = 0, avoided: [Int] = [], switchedTo: Int? = nil, lastAt: Date? = nil, tracks: [String] = [],
+        styleRun: StyleRun? = nil
     ) {
         self.currentBin = currentBin
         self.dislikeStreak = dislikeStreak
@@ -187,6 +190,7 @@ public struct SessionState: Sendable, Equatable, Codable {
         self.switchedTo = switchedTo
         self.lastAt = lastAt
         self.tracks = tracks
+        self.styleRun = styleRun
     }
 
     /// Remembers a track the session's feedback was about (again: it moves to the end).

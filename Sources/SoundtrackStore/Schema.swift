@@ -8,6 +8,10 @@ enum Schema {
     /// The identifier of the newest migration: the schema a database of this build has.
     static var latestMigration: String { migrator.migrations.last ?? "" }
 
+    /// The schemas whose person exports this build imports: v17's (the first with exports) and
+    /// later ones, whose added columns all have defaults.
+    static var importableMigrations: [String] { Array(migrator.migrations.drop { $0 != "v17" }) }
+
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in
@@ -450,6 +454,15 @@ enum Schema {
                     BEGIN DELETE FROM catalog_index; END;
                     """)
             if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM songs)") == true { try Store.storeCatalogIndex(db) }
+        }
+        m.registerMigration("v18") { db in
+            // The session's run of one style (SessionState.styleRun; docs/scoring.md, "No rut"): its
+            // style hash and the time of its first pick, both NULL when there is none.
+            try db.execute(
+                sql: """
+                    ALTER TABLE sessions ADD COLUMN style INTEGER;
+                    ALTER TABLE sessions ADD COLUMN style_since REAL CHECK ((style IS NULL) = (style_since IS NULL));
+                    """)
         }
         return m
     }

@@ -120,7 +120,7 @@ extension Store {
         let se = try RawStatement(
             db,
             """
-            SELECT user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks, tracks
+            SELECT user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks, tracks, style, style_since
             FROM sessions WHERE user_id IN \(wanted)
             """, text: ids)
         while try se.step() {
@@ -133,6 +133,7 @@ extension Store {
             p.session.lastAt = se.isNull(5) ? nil : Date(timeIntervalSince1970: se.double(5))
             p.recent = try Self.decodeStrings(se.text(6), user: user)
             p.session.tracks = try Self.decodeStrings(se.text(7), user: user, column: "tracks")
+            p.session.styleRun = Self.styleRun(style: se.isNull(8) ? nil : se.int64(8), since: se.isNull(9) ? nil : se.double(9))
         }
     }
 

@@ -129,8 +129,9 @@ extension Store {
         guard r.value("version") == .number(Double(PersonExport.version)) else {
             throw InputError(path: "version", expected: "\(PersonExport.version)", got: r.value("version").map(Got.value) ?? "nothing")
         }
-        guard r.value("schema") == .string(Schema.latestMigration) else {
-            throw InputError(path: "schema", expected: "\"\(Schema.latestMigration)\" (this build's database schema)", got: r.value("schema").map(Got.value) ?? "nothing")
+        guard case .string(let schema)? = r.value("schema"), Schema.importableMigrations.contains(schema) else {
+            let known = Schema.importableMigrations.map { "\"\($0)\"" }.joined(separator: ", ")
+            throw InputError(path: "schema", expected: "one of \(known) (this build's database schemas)", got: r.value("schema").map(Got.value) ?? "nothing")
         }
         guard let user = try r.optionalIdentifier("user") else { throw InputError(path: "user", expected: "a user id", got: "nothing") }
         let tables = try r.require("tables", "an object of the person's tables")

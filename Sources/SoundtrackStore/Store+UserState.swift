@@ -56,6 +56,7 @@ extension Store {
             session.lastAt = (s["last_at"] as Double?).map { Date(timeIntervalSince1970: $0) }
             recent = try Self.decodeStrings(s["recent_tracks"], user: user)
             session.tracks = try Self.decodeStrings(s["tracks"], user: user, column: "tracks")
+            session.styleRun = Self.styleRun(style: s["style"], since: s["style_since"])
         }
         return UserState(
             user: user, bins: bins, weights: weights, places: PlaceBook(places: places), session: session,
@@ -344,11 +345,11 @@ extension Store {
         let session = try RawStatement(
             db,
             cached: """
-                INSERT INTO sessions (user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks, tracks)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO sessions (user_id, current_bin, dislike_streak, avoided, switched_to, last_at, recent_tracks, tracks, style, style_since)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(user_id) DO UPDATE SET current_bin = excluded.current_bin, dislike_streak = excluded.dislike_streak,
                     avoided = excluded.avoided, switched_to = excluded.switched_to, last_at = excluded.last_at,
-                    recent_tracks = excluded.recent_tracks, tracks = excluded.tracks
+                    recent_tracks = excluded.recent_tracks, tracks = excluded.tracks, style = excluded.style, style_since = excluded.style_since
                 """)
         try session.bind(1, user)
         try session.bind(2, s.currentBin)
@@ -358,7 +359,15 @@ extension Store {
         try session.bind(6, s.lastAt?.timeIntervalSince1970)
         try session.bind(7, utf8: encodeStrings(state.recentTracks))
         try session.bind(8, utf8: encodeStrings(s.tracks))
+        try session.bind(9, s.styleRun.map { Int64(bitPattern: $0.style) })
+        try session.bind(10, s.styleRun?.since.timeIntervalSince1970)
         try session.execute()
+    }
+
+    /// A session's run of one style from its two columns (`nil` when either is NULL).
+    static func styleRun(style: Int64?, since: Double?) -> StyleRun? {
+        guard let style, let since else { return nil }
+        return StyleRun(style: UInt64(bitPattern: style), since: Date(timeIntervalSince1970: since))
     }
 
     /// Inserts a pick row. The ranking is stored as a BLOB (``VectorCoding/encode(ranking:)``);

@@ -363,6 +363,28 @@ struct StoreTests {
         #expect(read == values)
     }
 
+    @Test("The session's run of one style survives the store, user by user and in bulk, and a like's reset of it too", arguments: Kind.allCases)
+    func styleRunRoundTrip(kind: Kind) throws {
+        let service = try Self.service(kind)
+        try service.store.addUser(NewUser(id: "u-1"), at: Date(timeIntervalSince1970: 0))
+        _ = try service.pick(Self.snapshot("gym", "2026-03-11T18:00:00+01:00"))
+        let second = try service.pick(Self.snapshot("gym", "2026-03-11T18:03:00+01:00"))
+        let defaults = service.engine.config.defaultWeights
+        func loaded() throws -> [SessionState] {
+            [
+                try #require(try service.store.loadCachedState(user: "u-1", defaults: defaults)).state.session,
+                try #require(try service.store.loadCachedStates(users: ["u-1"], defaults: defaults)["u-1"]).state.session
+            ]
+        }
+        let state = try service.state(user: "u-1")
+        let run = try #require(state.session.styleRun)
+        #expect(run.since <= second.at.date)
+        #expect(try loaded() == [state.session, state.session])
+        let liked = FeedbackEvent(id: "e1", user: "u-1", at: second.at, track: second.track.id, signal: .like, pickId: second.pickId)
+        guard case .applied = try service.feedback(liked) else { Issue.record("not applied"); return }
+        #expect(try loaded().map(\.styleRun) == [nil, nil])
+    }
+
     @Test("Session lists are stored as JSON arrays, escapes included")
     func sessionListsAsJSON() throws {
         #expect(String(decoding: Store.encodeInts([]), as: UTF8.self) == "[]")
