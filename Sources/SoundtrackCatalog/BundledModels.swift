@@ -21,6 +21,7 @@ public enum BundledModels {
       "signature": {"motion.running": 1, "place.gym": 1, "calendar.workout": 1, "motion.hr_zone": 0.8, "motion.cadence": 0.9},
       "profile": {"tempo": 150, "energy": 0.85, "valence": 0.6, "danceability": 0.7, "acousticness": 0.05, "instrumentalness": 0.1, "speechiness": 0.08, "loudness": -5},
       "genres": ["edm", "hip hop", "pop", "dance pop", "rock", "pop rap", "hard rock"],
+      "volume": 0.75,
       "source": "hand-set: tempo in the 120-160 BPM band preferred for exercise and near running cadence; high energy and loudness (docs/priors.md#workout)"
     },
     {
@@ -29,6 +30,7 @@ public enum BundledModels {
       "signature": {"place.library": 1, "place.school": 0.6, "calendar.study": 1, "motion.stationary": 1, "audio.headphones": 0.7},
       "profile": {"tempo": 100, "energy": 0.3, "valence": 0.45, "danceability": 0.45, "acousticness": 0.6, "instrumentalness": 0.5, "speechiness": 0.035, "loudness": -14},
       "genres": ["lounge", "easy listening", "smooth jazz", "cool jazz", "bossa nova", "acoustic pop", "neo mellow"],
+      "volume": 0.3,
       "source": "hand-set: low speechiness and high instrumentalness because lyrics and speech disturb reading (irrelevant-speech effect); moderate arousal (docs/priors.md#study)"
     },
     {
@@ -37,6 +39,7 @@ public enum BundledModels {
       "signature": {"place.transit": 1, "calendar.travel": 1, "movement.moving": 1, "audio.headphones": 0.8, "time.weekend": 0},
       "profile": {"tempo": 118, "energy": 0.65, "valence": 0.55, "danceability": 0.65, "acousticness": 0.2, "instrumentalness": 0.02, "speechiness": 0.07, "loudness": -6.5},
       "genres": ["pop", "dance pop", "pop rap", "hip hop", "indie pop", "modern rock", "pop rock"],
+      "volume": 0.55,
       "source": "hand-set: close to the catalog median with slightly more energy and danceability; weekday travel with headphones (docs/priors.md#commute)"
     },
     {
@@ -45,6 +48,7 @@ public enum BundledModels {
       "signature": {"bluetooth.car": 1, "audio.car": 1, "motion.automotive": 1, "movement.moving": 1, "movement.speed": 0.7},
       "profile": {"tempo": 120, "energy": 0.7, "valence": 0.65, "danceability": 0.58, "acousticness": 0.15, "instrumentalness": 0.02, "speechiness": 0.045, "loudness": -6.5},
       "genres": ["classic rock", "album rock", "heartland rock", "pop rock", "country road", "soft rock", "yacht rock"],
+      "volume": 0.6,
       "source": "hand-set: moderate tempo because fast music raises simulated driving speed; energetic, positive, sung (docs/priors.md#driving)"
     },
     {
@@ -53,6 +57,7 @@ public enum BundledModels {
       "signature": {"place.home": 1, "motion.stationary": 1, "calendar.rest": 1, "calendar.busy": 0, "audio.speaker": 0.7},
       "profile": {"tempo": 95, "energy": 0.35, "valence": 0.5, "danceability": 0.5, "acousticness": 0.55, "instrumentalness": 0.1, "speechiness": 0.04, "loudness": -11},
       "genres": ["soft rock", "mellow gold", "quiet storm", "neo soul", "acoustic pop", "folk-pop", "singer-songwriter"],
+      "volume": 0.35,
       "source": "hand-set: low arousal and mid valence, below the catalog median in tempo, energy and loudness (docs/priors.md#relaxing-at-home)"
     },
     {
@@ -61,6 +66,7 @@ public enum BundledModels {
       "signature": {"time.tod_sin": -0.26, "time.tod_cos": 0.97, "place.home": 1, "motion.stationary": 1, "calendar.rest": 1, "audio.volume": 0.2},
       "profile": {"tempo": 70, "energy": 0.15, "valence": 0.3, "danceability": 0.35, "acousticness": 0.85, "instrumentalness": 0.4, "speechiness": 0.035, "loudness": -18},
       "genres": ["easy listening", "adult standards", "vocal jazz", "cool jazz", "bossa nova", "lounge", "traditional folk"],
+      "volume": 0.15,
       "source": "hand-set: 60-80 BPM, soft and steady, as in the sedative music of sleep studies; 23:00 local time (docs/priors.md#sleep)"
     },
     {
@@ -69,6 +75,7 @@ public enum BundledModels {
       "signature": {"calendar.social": 1, "time.tod_sin": -0.5, "time.tod_cos": 0.87, "time.weekend": 1, "audio.speaker": 1, "bluetooth.speaker": 1},
       "profile": {"tempo": 122, "energy": 0.8, "valence": 0.75, "danceability": 0.8, "acousticness": 0.1, "instrumentalness": 0.02, "speechiness": 0.08, "loudness": -5},
       "genres": ["dance pop", "disco", "post-disco", "funk", "hip hop", "pop rap", "eurodance"],
+      "volume": 0.6,
       "source": "hand-set: high danceability, energy and valence; tempo near the 120-130 BPM of dance music; 22:00 on a weekend (docs/priors.md#social)"
     },
     {
@@ -77,6 +84,7 @@ public enum BundledModels {
       "signature": {"weather.cond_wet": 1, "weather.precip": 0.5, "weather.clouds": 0.9, "time.tod_sin": -0.87, "time.tod_cos": 0.5, "time.daylight": 0},
       "profile": {"tempo": 95, "energy": 0.35, "valence": 0.3, "danceability": 0.45, "acousticness": 0.6, "instrumentalness": 0.08, "speechiness": 0.04, "loudness": -11},
       "genres": ["singer-songwriter", "folk", "soft rock", "quiet storm", "neo soul", "lilith", "mellow gold"],
+      "volume": 0.35,
       "source": "hand-set: weak evidence that grey weather lowers mood; evening listening is calmer; 20:00 (docs/priors.md#rainy-evening)"
     },
     {
@@ -85,6 +93,7 @@ public enum BundledModels {
       "signature": {"place.work": 1, "calendar.work": 1, "motion.stationary": 1, "time.tod_sin": 0.38, "time.tod_cos": -0.92, "time.weekend": 0, "audio.headphones": 0.7},
       "profile": {"tempo": 110, "energy": 0.45, "valence": 0.5, "danceability": 0.6, "acousticness": 0.35, "instrumentalness": 0.45, "speechiness": 0.04, "loudness": -10},
       "genres": ["jazz funk", "smooth jazz", "soul jazz", "acid jazz", "lounge", "indietronica", "big beat"],
+      "volume": 0.35,
       "source": "hand-set: instrumental, moderate arousal, as for study but with more groove; 10:30 on a weekday (docs/priors.md#work-focus)"
     },
     {
@@ -93,6 +102,7 @@ public enum BundledModels {
       "signature": {"time.tod_sin": 0.97, "time.tod_cos": -0.26, "place.home": 1, "time.daylight": 1, "motion.steps_today": 0.05},
       "profile": {"tempo": 115, "energy": 0.6, "valence": 0.75, "danceability": 0.62, "acousticness": 0.35, "instrumentalness": 0.03, "speechiness": 0.05, "loudness": -7.5},
       "genres": ["sunshine pop", "motown", "folk-pop", "soul", "pop", "brill building pop", "indie pop"],
+      "volume": 0.4,
       "source": "hand-set: high valence and rising energy, after the diurnal pattern of streaming data; 07:00 (docs/priors.md#morning-wake-up)"
     },
     {
@@ -101,6 +111,7 @@ public enum BundledModels {
       "signature": {"motion.walking": 1, "place.outdoors": 1, "movement.moving": 1, "movement.speed": 0.25, "motion.cadence": 0.62, "time.daylight": 1},
       "profile": {"tempo": 115, "energy": 0.6, "valence": 0.65, "danceability": 0.6, "acousticness": 0.35, "instrumentalness": 0.03, "speechiness": 0.05, "loudness": -7.5},
       "genres": ["folk rock", "pop rock", "indie pop", "neo mellow", "folk-pop", "britpop", "modern rock"],
+      "volume": 0.55,
       "source": "hand-set: tempo near the preferred walking cadence of about 110-120 steps a minute (docs/priors.md#walking-outdoors)"
     },
     {
@@ -109,6 +120,7 @@ public enum BundledModels {
       "signature": {},
       "profile": {"tempo": 120, "energy": 0.64, "valence": 0.63, "danceability": 0.61, "acousticness": 0.17, "instrumentalness": 0, "speechiness": 0.04, "loudness": -8.5},
       "genres": ["pop", "dance pop", "classic rock", "soul", "mellow gold"],
+      "volume": 0.5,
       "source": "the medians of the shipped MusicOSet catalog and its most frequent genres (docs/priors.md#default)"
     }
   ]

@@ -16,11 +16,14 @@ public struct ContextPrior: Sendable, Equatable {
     public var genres: [String]
     /// Where the numbers come from.
     public var source: String
+    /// The playback volume (0…1) a pick in this context suggests before the person's own volumes
+    /// teach one (`nil`: the `default` context's, else ½; docs/scoring.md, "Volume").
+    public var volume: Float?
 
     /// Creates a prior.
     public init(
         name: String, description: String = "", signature: FeatureVector = FeatureVector(),
-        profile: AudioProfile, genres: [String] = [], source: String = ""
+        profile: AudioProfile, genres: [String] = [], source: String = "", volume: Float? = nil
     ) {
         self.name = name
         self.description = description
@@ -28,6 +31,7 @@ public struct ContextPrior: Sendable, Equatable {
         self.profile = profile
         self.genres = genres
         self.source = source
+        self.volume = volume
     }
 }
 
@@ -94,7 +98,7 @@ public struct ColdStartPriors: Sendable, Equatable {
 
     private static func decodeContext(_ value: JSONValue, path: String) throws(InputError) -> ContextPrior {
         let o = try JSONObjectReader(value, path: path)
-        try o.rejectUnknown(["name", "description", "signature", "profile", "genres", "source"])
+        try o.rejectUnknown(["name", "description", "signature", "profile", "genres", "source", "volume"])
         let name = try o.requiredString("name", maxLength: nil)
         let description = try o.requiredString("description", maxLength: nil, allowEmpty: true)
 
@@ -128,8 +132,9 @@ public struct ColdStartPriors: Sendable, Equatable {
             genres.append(CatalogField.trim(s))
         }
         let source = try o.requiredString("source", maxLength: nil)
+        let volume = try o.number("volume", .closed(0, 1)).map(Float.init)
         return ContextPrior(
-            name: name, description: description, signature: signature, profile: profile, genres: genres, source: source)
+            name: name, description: description, signature: signature, profile: profile, genres: genres, source: source, volume: volume)
     }
 
     /// The prior with a name, or `nil`.

@@ -49,6 +49,9 @@ public struct Pick: Sendable, Equatable {
     /// Whether the person's `location_services` setting is off: the pick was made without the
     /// snapshot's coordinates, accuracy and speed (`"location": "off"` in its JSON).
     public var locationOff = false
+    /// The playback volume the pick suggests, 0…1 (``Recommender/suggestedVolume(binIndex:x:continuing:state:)``);
+    /// `nil` (no `volume` in its JSON) when the person's `volume_control` setting is off.
+    public var volume: Float?
 
     /// One signal's part in a track's score.
     public struct Signal: Sendable, Equatable {
@@ -131,6 +134,7 @@ public struct Pick: Sendable, Equatable {
                     })
             ))
         pairs.append(("blend", .number(Double(blend))))
+        if let volume { pairs.append(("volume", .number(Self.round(volume)))) }
         if locationOff { pairs.append(("location", .string("off"))) }
         return .object(pairs)
     }

@@ -53,13 +53,15 @@ extension Recommender {
         var rng = SeededGenerator(seed: seed ^ StableHash.fnv1a(event.id), user: state.user, counter: -1)
         beginSession(at: at, state: &state)
 
-        let x: FeatureVector
+        var x: FeatureVector
         var ranking: [RankedBin]
         var binIndex: Int
         var created: Int?
         if let pick, let n = state.resolve(bin: pick.binNumber), let i = state.binIndex(number: n) {
-            // The pick's bin, or the bin it was merged into since.
+            // The pick's bin, or the bin it was merged into since; the volume the event reports is
+            // the one it was liked or disliked at (docs/scoring.md, "Volume").
             x = pick.features
+            if let volume = event.snapshot?.audio?.volume { x.set(VolumeSlot.index, Float(volume)) }
             ranking = pick.ranking
             binIndex = i
         } else if let snapshot = event.snapshot {

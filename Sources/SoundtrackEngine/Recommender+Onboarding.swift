@@ -73,11 +73,12 @@ extension Recommender {
         let meta = catalog.track(id: song) ?? index.tracks[songRow]
         let summary = Pick.TrackSummary(id: song, title: meta.title, artist: meta.artist)
         let alternatives = self.alternatives(ranking, besides: bin.number, state: &state)  // avoids the recent tracks, the song among them
-        let pick = Pick(
+        var pick = Pick(
             pickId: pickId, user: state.user, at: snapshot.at,
             bin: .init(id: bin.id, label: bin.label, score: score, created: created),
             track: summary, ranked: [summary], alternatives: alternatives,
             why: explain(binIndex: binIdx, x: x, state: &state), source: "onboarding", blend: ranker.version)
+        pick.volume = learnedVolume(binIndex: binIdx, state: state)
         let record = PickRecord(
             pickId: pickId, user: state.user, at: at, binNumber: bin.number, trackId: song, features: x, ranking: ranking)
         return (pick, record)

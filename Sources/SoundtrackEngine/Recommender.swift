@@ -82,6 +82,7 @@ public struct Recommender: Sendable {
         var rng = SeededGenerator(seed: seed, user: state.user, counter: state.pickCounter)
         let x = features(of: snapshot, state: &state)
         beginSession(at: at, state: &state)
+        let sessionBin = state.session.currentBin
 
         let choice = chooseBin(x, at: at, state: &state, rng: &rng)
         let binIdx = choice.index
@@ -110,12 +111,13 @@ public struct Recommender: Sendable {
             return Pick.TrackSummary(id: id, title: meta?.title ?? "", artist: meta?.artist ?? "")
         }
         let meta = catalog.track(id: chosenTrack)
-        let pick = Pick(
+        var pick = Pick(
             pickId: pickId, user: state.user, at: snapshot.at,
             bin: .init(id: Bin.id(number), label: state.bins[binIdx].label, score: choice.score, created: choice.created),
             track: .init(id: chosenTrack, title: meta?.title ?? "", artist: meta?.artist ?? ""),
             ranked: summaries, alternatives: alternatives, why: why, source: source, signals: tracks.signals,
             blend: ranker.version)
+        pick.volume = suggestedVolume(binIndex: binIdx, x: x, continuing: sessionBin == number, state: state)
         let record = PickRecord(
             pickId: pickId, user: state.user, at: at, binNumber: number, trackId: chosenTrack,
             features: x, ranking: choice.ranking)

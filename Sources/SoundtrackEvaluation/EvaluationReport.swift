@@ -76,6 +76,18 @@ public struct EvaluationReport: Sendable {
         public var purity: Double
         /// Normalised mutual information of bins and ground-truth contexts (mean over users).
         public var nmi: Double
+        /// Mean absolute error of the picks' suggested volume against the volume the person wants
+        /// in the slot's context, and of the baseline "the person's last volume" (what the phone
+        /// reported in the snapshot); also over the first slot of each listening episode alone,
+        /// where the context has just changed.
+        public var volumeError = VolumeError()
+
+        /// ``volumeError``'s figures.
+        public struct VolumeError: Sendable, Equatable {
+            public var engine = 0.0, lastVolume = 0.0
+            public var engineAtStart = 0.0, lastVolumeAtStart = 0.0
+            public init() {}
+        }
     }
     public var online: Online?
 
@@ -147,7 +159,15 @@ public struct EvaluationReport: Sendable {
                         ("like_rate_by_day", .object(o.likeRateByDay.map { ($0.0, .array($0.1.map { Self.r($0) })) })),
                         ("ndcg_by_day", .object(o.ndcgByDay.map { ($0.0, .array($0.1.map { Self.r($0) })) })),
                         ("like_rate_by_context", .object(o.likeRateByContext.map { ($0.0, .object($0.1.map { ($0.0, Self.r($0.1)) })) })),
-                        ("bin_purity", Self.r(o.purity)), ("bin_nmi", Self.r(o.nmi))
+                        ("bin_purity", Self.r(o.purity)), ("bin_nmi", Self.r(o.nmi)),
+                        (
+                            "volume_mae",
+                            .object([
+                                ("engine", Self.r(o.volumeError.engine)), ("last_volume", Self.r(o.volumeError.lastVolume)),
+                                ("engine_at_episode_start", Self.r(o.volumeError.engineAtStart)),
+                                ("last_volume_at_episode_start", Self.r(o.volumeError.lastVolumeAtStart))
+                            ])
+                        )
                     ])
                 ))
         }
@@ -217,6 +237,10 @@ public struct EvaluationReport: Sendable {
             }
             lines.append("")
             lines.append("bins against the ground-truth contexts: purity \(f(o.purity)), NMI \(f(o.nmi)) (mean over users)")
+            let v = o.volumeError
+            lines.append(
+                "suggested volume, mean absolute error against the person's: engine \(f(v.engine)), last volume \(f(v.lastVolume)); "
+                    + "at the first slot of an episode: engine \(f(v.engineAtStart)), last volume \(f(v.lastVolumeAtStart))")
         }
         return lines
     }

@@ -62,6 +62,8 @@ public struct OnlineEvaluator: Sendable {
         var pairs = [[(Int, ContextLabel)]](repeating: [], count: users.count)
         var lastBin = [Int?](repeating: nil, count: users.count)
         var lastAt = [Date?](repeating: nil, count: users.count)
+        var lastEpisode = [Int?](repeating: nil, count: users.count)
+        var volumes = VolumeTally()
         var switches = 0, sessions = 0
         var day = -1
         let window = max(engine.config.repeatWindow, 1)
@@ -101,6 +103,8 @@ public struct OnlineEvaluator: Sendable {
             let id = population.eventId(slot)
             // The engine.
             let (pick, record) = engine.pick(slot.snapshot, state: &states[u], top: k)
+            volumes.add(slot: slot, suggested: pick.volume, starts: lastEpisode[u] != slot.episode)
+            lastEpisode[u] = slot.episode
             gain[0][slot.day] += ndcg(pick.ranked.compactMap { catalog.row(of: $0.id) }, user: u, context: slot.context)
             if let row = catalog.row(of: pick.track.id) {
                 let event = population.answer(slot: slot, track: row, eventId: id, pickId: pick.pickId)
@@ -175,7 +179,37 @@ public struct OnlineEvaluator: Sendable {
         report.online = .init(
             days: days, likeRateByDay: [("engine", byDay[0])] + kinds.enumerated().map { ($1.rawValue, byDay[$0 + 1]) },
             ndcgByDay: names.enumerated().map { p, name in (name, (0..<days).map { d in heard[d] > 0 ? gain[p][d] / Double(heard[d]) : 0 }) },
-            likeRateByContext: byContext, purity: purity, nmi: nmi)
+            likeRateByContext: byContext, purity: purity, nmi: nmi, volumeError: volumes.error)
         return report
+    }
+}
+
+/// The sums behind ``EvaluationReport/Online/volumeError``.
+struct VolumeTally {
+    private var sum = (engine: 0.0, last: 0.0), n = 0
+    private var atStart = (engine: 0.0, last: 0.0), starts = 0
+
+    /// Counts a slot: the pick's suggestion (none counts as ½) and the phone's reported volume
+    /// against the person's.
+    mutating func add(slot: ListeningSlot, suggested: Float?, starts start: Bool) {
+        let engine = abs(Double(suggested ?? 0.5) - slot.volume)
+        let last = abs((slot.snapshot.audio?.volume ?? 0.5) - slot.volume)
+        sum.engine += engine
+        sum.last += last
+        n += 1
+        if start {
+            atStart.engine += engine
+            atStart.last += last
+            starts += 1
+        }
+    }
+
+    var error: EvaluationReport.Online.VolumeError {
+        var e = EvaluationReport.Online.VolumeError()
+        e.engine = sum.engine / Double(max(n, 1))
+        e.lastVolume = sum.last / Double(max(n, 1))
+        e.engineAtStart = atStart.engine / Double(max(starts, 1))
+        e.lastVolumeAtStart = atStart.last / Double(max(starts, 1))
+        return e
     }
 }

@@ -18,6 +18,9 @@ public struct ListeningSlot: Sendable {
     public var episode: Int
     /// The snapshot the phone sends.
     public var snapshot: Snapshot
+    /// The playback volume the person wants here (``SimulatedUser/volume(in:)``): the truth a
+    /// pick's suggested volume is scored against.
+    public var volume: Double
 }
 
 /// A synthetic population for development and benchmarks (`soundtrack simulate`).
@@ -135,14 +138,21 @@ public struct Population: Sendable {
         let u = users[index]
         var out: [ListeningSlot] = []
         var episode = 0
+        // The phone's volume: where the person left it in the last context, until they set this one's.
+        var phoneVolume = 0.5
         for day in 0..<days {
             let weather = HourlyWeather(city: u.city, day: day, seed: seed)
             for ep in plan(user: u, index: index, day: day) {
                 var rng = SeededGenerator(seed: seed ^ 0x736e_6170, user: u.id, counter: Int64(episode))
+                let wanted = u.volume(in: ep.context)
                 for i in 0..<ep.plays {
                     let minute = ep.minute + i * Self.minutesPerPlay
-                    let snapshot = makeSnapshot(u, day: day, minute: minute, episode: ep, play: i, weather: weather, rng: &rng)
-                    out.append(ListeningSlot(user: index, number: out.count, day: day, context: ep.context, episode: episode, snapshot: snapshot))
+                    var snapshot = makeSnapshot(u, day: day, minute: minute, episode: ep, play: i, weather: weather, rng: &rng)
+                    snapshot.audio?.volume = phoneVolume
+                    out.append(
+                        ListeningSlot(
+                            user: index, number: out.count, day: day, context: ep.context, episode: episode, snapshot: snapshot, volume: wanted))
+                    phoneVolume = wanted  // set during the first play
                 }
                 episode += 1
             }

@@ -81,6 +81,39 @@ public struct SimulatedUser: Sendable {
     /// the same taste like (``Population/scenes``).
     public var scene = 0
     public var sceneFavourites: Set<String> = []
+    /// The playback volume the person wants in each context (0.05…1, in steps of 0.05): the
+    /// context's usual volume (``baseVolume(_:)``) moved by the person's own loudness and a little
+    /// more in each context. What the phone reports is this volume once the person has set it, and
+    /// the last context's before (``Population/slots(user:)``); `eval --online` scores a pick's
+    /// suggested volume against it.
+    public var volumes: [ContextLabel: Double] = [:]
+
+    /// The volume most people want in a context, before their own preference.
+    public func baseVolume(_ context: ContextLabel) -> Double {
+        switch context {
+        case .wake: return 0.35
+        case .commute: return commute == .car ? 0.6 : commute == .transit ? 0.55 : 0.5
+        case .work, .study: return 0.35
+        case .workout: return 0.8
+        case .run: return 0.75
+        case .relax: return 0.3
+        case .social: return 0.7
+        case .errand: return 0.5
+        }
+    }
+
+    /// The person's volume in a context (``volumes``).
+    public func volume(in context: ContextLabel) -> Double { volumes[context] ?? baseVolume(context) }
+
+    /// Draws the person's volumes from `rng`: a loudness of their own in −0.15…0.15, and −0.1…0.1 more
+    /// in each context.
+    mutating func drawVolumes(_ rng: inout SeededGenerator) {
+        let loudness = (rng.unit() - 0.5) * 0.3
+        for c in ContextLabel.allCases {
+            let v = baseVolume(c) + loudness + (rng.unit() - 0.5) * 0.2
+            volumes[c] = min(1, max(0.05, (v * 20).rounded() / 20))
+        }
+    }
 
     /// The shares of the utility: the context's taste (sound and genres), the track's popularity,
     /// and the person's affinity to it (their favourites count 1, their scene's 0.6). Real people
@@ -205,6 +238,9 @@ extension SimulatedUser {
             shared.shuffle(using: &affinity)
             user.library = Array(Set(user.library).union(shared.prefix(20).compactMap { catalog.row(of: $0) })).sorted()
         }
+        // Drawn apart as well: the volumes came after everything above.
+        var loudness = SeededGenerator(seed: seed, user: "sim-volume", counter: Int64(index))
+        user.drawVolumes(&loudness)
         return user
     }
 
@@ -240,6 +276,7 @@ extension SimulatedUser {
             ("places", .object(placeList)), ("contexts", .array(contexts.map { .string($0.rawValue) })),
             ("threshold", num(threshold)), ("tastes", .object(tasteList)), ("scene", .number(Double(scene))),
             ("favourites", .array(favourites.sorted().map { .string($0) })),
+            ("volumes", .object(ContextLabel.allCases.map { ($0.rawValue, num(volume(in: $0))) })),
             ("library", .array(library.map { .string(catalog.tracks[$0].id) }))
         ])
     }

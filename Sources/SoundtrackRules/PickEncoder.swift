@@ -65,6 +65,10 @@ public enum PickEncoder {
         }
         out.append("],\"blend\":")
         out.appendDigits(UInt64(max(0, pick.blend)))
+        if let volume = pick.volume {
+            out.append(",\"volume\":")
+            out.appendMilli(volume)
+        }
         if pick.locationOff { out.append(",\"location\":\"off\"") }
         out.append(UInt8(ascii: "}"))
     }

@@ -73,7 +73,7 @@ public struct Rules: Sendable {
         precondition(snapshot.user == state.user, "a snapshot of another user")
         let seq = state.pickCounter
         var (pick, record) = engine.pick(Self.permitted(snapshot, settings: settings), state: &state, top: top, pickId: pickId)
-        pick.locationOff = !settings.locationServices
+        Self.mark(&pick, settings: settings)
         return StagedPick(pick: pick, row: PickRow(record: record, seq: seq))
     }
 
@@ -126,7 +126,7 @@ public struct Rules: Sendable {
         var copy = state
         let id = Recommender.previewPickId(seed: engine.seed, user: state.user, counter: state.pickCounter, at: snapshot.at.date)
         var pick = engine.pick(Self.permitted(snapshot, settings: settings), state: &copy, top: top, pickId: id).pick
-        pick.locationOff = !settings.locationServices
+        Self.mark(&pick, settings: settings)
         return pick
     }
 
@@ -147,8 +147,15 @@ public struct Rules: Sendable {
         guard engine.catalog.track(id: song) != nil else { throw RuleError.unknownTrack(song, field: "song") }
         let seq = user!.state.pickCounter
         var (pick, record) = try engine.onboard(Self.permitted(snapshot, by: user!), song: song, library: library, state: &user!.state)
-        pick.locationOff = !user!.locationServices
+        Self.mark(&pick, settings: user!.settings)
         return StagedPick(pick: pick, row: PickRow(record: record, seq: seq))
+    }
+
+    /// What the person's settings say of a pick: that it was made without location (`location_services`
+    /// off), and no suggested volume unless `volume_control` is on.
+    static func mark(_ pick: inout Pick, settings: UserSettings) {
+        pick.locationOff = !settings.locationServices
+        if !settings.volumeControl { pick.volume = nil }
     }
 
     // MARK: - Feedback

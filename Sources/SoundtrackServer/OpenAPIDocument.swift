@@ -9,7 +9,7 @@ public enum OpenAPIDocument {
   "openapi": "3.1.0",
   "info": {
     "title": "Soundtrack HTTP API",
-    "version": "1.7.0",
+    "version": "1.8.0",
     "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings; a pick for a person whose location_services is off says \"location\": \"off\". 1.4.0: GET /v1/users/{id}/history lists a person's stored picks, newest first, with the feedback each got, a page at a time. 1.5.0: GET /v1/users/{id}/places lists the places learned from a person's coordinates; PUT /v1/users/{id}/places/{place} names one; settings gain calendar_titles."
   },
   "servers": [
@@ -1857,6 +1857,12 @@ public enum OpenAPIDocument {
                 }
               }
             }
+          },
+          "volume": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "The playback volume the pick suggests, 0 to 1 (rounded to 0.001): learned per person and bin from the volumes that snapshots reported and likes taught, starting from the prior of the bin's context kind (docs/scoring.md, Volume). Present only when the person's volume_control setting is on."
           },
           "location": {
             "type": "string",

@@ -275,7 +275,7 @@ struct ColdStartPriorsTests {
             "contexts[0].genres[1]: expected a non-empty string, got 3",
             replacing: #""genres": ["edm", "hip hop""#, with: #""genres": ["edm", 3"#)
         try expectError(
-            "contexts[0].genre: expected one of the fields name, description, signature, profile, genres, source, got \"genre\"",
+            "contexts[0].genre: expected one of the fields name, description, signature, profile, genres, source, volume, got \"genre\"",
             replacing: #""genres": ["edm""#, with: #""genre": ["edm""#)
         try expectError(
             "contexts[0].signature: expected an object, got an array",
