@@ -12,6 +12,21 @@ public struct StagedPick: Sendable {
     public var row: PickRow
 }
 
+/// An onboarding the rules staged (``Rules/stageOnboarding(_:song:library:user:createUser:)``):
+/// the pick, and whether it created its user.
+public struct StagedOnboarding: Sendable {
+    /// The onboarding's pick.
+    public var staged: StagedPick
+    /// Whether the user was created by it.
+    public var created: Bool
+
+    /// The writes that commit it, in one transaction: the user first when it was created, then the
+    /// pick with `state` (the user's state, or its changes).
+    public func writes(state: UserState) -> [UserWrite] {
+        (created ? [.addUser(staged.pick.user, at: staged.row.record.at)] : []) + [.pick(staged.row, state: state)]
+    }
+}
+
 /// What the rules made of one feedback event.
 public enum FeedbackVerdict: Sendable, Equatable {
     /// Applied to the user's state; the row to insert (the state's changes are in its ``UserState/changes``).
@@ -81,9 +96,16 @@ public struct Rules: Sendable {
     /// the engine see of the snapshot (``permitted(_:by:)``).
     /// - Throws: ``RuleError/unknownUser(_:)`` when `user` is `nil`.
     public func stagePick(_ snapshot: Snapshot, top: Int = 1, pickId: String? = nil, user: inout CachedUserState?) throws(RuleError) -> StagedPick {
-        guard user != nil else { throw .unknownUser(snapshot.user) }
+        try Self.requireKnown(user: snapshot.user, known: user != nil)
         precondition(user!.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
         return stagePick(snapshot, top: top, pickId: pickId, state: &user!.state, settings: user!.settings)
+    }
+
+    /// The rule every pick and onboarding meets first: the snapshot's user exists (front ends that
+    /// look users up in bulk, such as `batch`, ask it for each line without a state at hand).
+    /// - Throws: ``RuleError/unknownUser(_:)`` when `known` is false.
+    public static func requireKnown(user: String, known: Bool) throws(RuleError) {
+        guard known else { throw .unknownUser(user) }
     }
 
     /// What the engine may see of a snapshot under the person's settings: with `location_services`
@@ -133,16 +155,29 @@ public struct Rules: Sendable {
     /// A pick that learns nothing, for a user who may not exist.
     /// - Throws: ``RuleError/unknownUser(_:)`` when `user` is `nil`.
     public func previewPick(_ snapshot: Snapshot, top: Int = 1, user: CachedUserState?) throws(RuleError) -> Pick {
-        guard let user else { throw .unknownUser(snapshot.user) }
+        try Self.requireKnown(user: snapshot.user, known: user != nil)
+        let user = user!
         precondition(user.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
         return previewPick(snapshot, top: top, state: user.state, settings: user.settings)
+    }
+
+    /// Stages an onboarding that may create its user: with `createUser`, a user who does not exist
+    /// gets a new state first, and the writes add the user before the pick
+    /// (``StagedOnboarding/writes(state:)``), so that a failed onboarding leaves no user behind.
+    /// - Throws: as ``stageOnboarding(_:song:library:user:)``.
+    public func stageOnboarding(
+        _ snapshot: Snapshot, song: String, library: [String] = [], user: inout CachedUserState?, createUser: Bool
+    ) throws -> StagedOnboarding {
+        let created = user == nil && createUser
+        if created { user = CachedUserState(state: engine.newUser(snapshot.user)) }
+        return StagedOnboarding(staged: try stageOnboarding(snapshot, song: song, library: library, user: &user), created: created)
     }
 
     /// Stages an onboarding: a first bin from one song the user wants now and the snapshot (see
     /// ``Recommender/onboard(_:song:library:state:)``), recorded as a pick of that song.
     /// - Throws: ``RuleError/unknownUser(_:)``, ``RuleError/unknownTrack(_:field:)`` (`song`).
     public func stageOnboarding(_ snapshot: Snapshot, song: String, library: [String] = [], user: inout CachedUserState?) throws -> StagedPick {
-        guard user != nil else { throw RuleError.unknownUser(snapshot.user) }
+        try Self.requireKnown(user: snapshot.user, known: user != nil)
         precondition(user!.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
         guard engine.catalog.track(id: song) != nil else { throw RuleError.unknownTrack(song, field: "song") }
         let seq = user!.state.pickCounter

@@ -120,17 +120,14 @@ public final class SoundtrackService: Sendable {
         // Without a library given, the one `import spotify-library` stored, when there is one.
         let library = try library ?? store.library(user: snapshot.user).map(\.trackID)
         return try updateCurrentUser(snapshot.user) { user, reads in
-            let created = user == nil && createUser
-            if created { user = CachedUserState(state: engine.newUser(snapshot.user)) }
-            let staged = try rules(reads).stageOnboarding(snapshot, song: song, library: library, user: &user)
-            let pick = staged.pick
+            let onboarding = try rules(reads).stageOnboarding(snapshot, song: song, library: library, user: &user, createUser: createUser)
+            let pick = onboarding.staged.pick
             logger.debug(
                 "onboard",
                 metadata: [
                     "user": "\(pick.user)", "pick": "\(pick.pickId)", "bin": "\(pick.bin.id)", "created": "\(pick.bin.created)"
                 ])
-            let writes: [UserWrite] = (created ? [.addUser(snapshot.user, at: snapshot.at.date)] : []) + [.pick(staged.row, state: user!.state)]
-            return ((pick, created), writes)
+            return ((pick, onboarding.created), onboarding.writes(state: user!.state))
         }
     }
 

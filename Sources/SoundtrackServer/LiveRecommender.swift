@@ -197,13 +197,12 @@ public final class LiveRecommender: Sendable {
         await committer.admit()
         let ticket = CommitTicket()
         let result: (pick: Pick, created: Bool) = try withUser(snapshot.user) { cached in
-            let created = cached == nil && createUser
-            if created { cached = CachedUserState(state: rules.engine.newUser(snapshot.user)) }
-            let library = created ? [] : try store.library(user: snapshot.user).map(\.trackID)
-            let staged = try rules.stageOnboarding(snapshot, song: song, library: library, user: &cached)
-            let record = staged.row.record
+            // The library `import spotify-library` stored (none for a user this onboarding creates).
+            let library = cached == nil ? [] : try store.library(user: snapshot.user).map(\.trackID)
+            let onboarding = try rules.stageOnboarding(snapshot, song: song, library: library, user: &cached, createUser: createUser)
+            let record = onboarding.staged.row.record
             pendingPicks.withLock { $0[record.pickId] = record }
-            let writes: [UserWrite] = (created ? [.addUser(snapshot.user, at: snapshot.at.date)] : []) + [.pick(staged.row, state: cached!.takeChanges())]
+            let writes = onboarding.writes(state: cached!.takeChanges())
             do {
                 try committer.enqueue(writes, ticket: ticket)
             } catch {
@@ -213,7 +212,7 @@ public final class LiveRecommender: Sendable {
             }
             // A created user's slot is dropped after this (it was unknown when loaded): the
             // next request loads the committed state.
-            return (staged.pick, created)
+            return (onboarding.staged.pick, onboarding.created)
         }
         try await ticket.wait()
         metrics.picks.increment()

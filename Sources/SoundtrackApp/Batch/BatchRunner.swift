@@ -369,13 +369,18 @@ public final class BatchRunner: Sendable {
         }
     }
 
-    /// Rejects the lines of unknown users (``RuleError/unknownUser(_:)``).
+    /// Rejects the lines of unknown users, as the rules judge them (``Rules/requireKnown(user:known:)``):
+    /// before any line is picked, so that `--fail-fast` stops before the first of them.
     /// - Returns: the line before which `--fail-fast` stops (the first bad one), or the block's end.
     private func markUnknownUsers(_ job: BlockJob, lines: [(start: Int, end: Int, line: Int)], run: RunState) -> Int {
         var cutoff = job.count
         for i in 0..<job.count {
-            if case .snapshot = job.slots[i], run.unknown.contains(job.users[i]) {
-                job.slots[i] = .bad(LineError(line: lines[i].line, RuleError.unknownUser(job.users[i])))
+            if case .snapshot = job.slots[i] {
+                do {
+                    try Rules.requireKnown(user: job.users[i], known: !run.unknown.contains(job.users[i]))
+                } catch {
+                    job.slots[i] = .bad(LineError(line: lines[i].line, error))
+                }
             }
             if case .bad = job.slots[i], options.failFast, cutoff == job.count { cutoff = i }
         }
