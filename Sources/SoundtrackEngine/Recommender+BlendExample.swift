@@ -18,9 +18,9 @@ extension Recommender {
     /// - Parameter position: the event's place in the feedback log (1 for the first); `nil`: no query.
     public func feedback(
         _ event: FeedbackEvent, pick: PickRecord?, state: inout UserState, position: Int64?
-    ) throws(InputError) -> (outcome: FeedbackOutcome, example: BlendExample?) {
+    ) -> (outcome: FeedbackOutcome, example: BlendExample?) {
         let admitted = position.map { BlendExampleSampling.admits(position: $0, eventId: event.id) } ?? false
-        return try apply(event, pick: pick, state: &state, teach: admitted)
+        return apply(event, pick: pick, state: &state, teach: admitted)
     }
 
     /// The query of a liked track in context `x`, bin `binIndex`, from `state` as it is (its ranking

@@ -34,9 +34,13 @@ extension Recommender {
     ///   - event: the validated event; its user must be `state.user`.
     ///   - pick: the record of the pick the event names (`pick_id`), if it does.
     ///   - state: the user's state, changed in place.
-    /// - Throws: ``InputError`` when the event's context is missing or its track is unknown.
-    public func feedback(_ event: FeedbackEvent, pick: PickRecord?, state: inout UserState) throws(InputError) -> FeedbackOutcome {
-        try apply(event, pick: pick, state: &state, teach: false).outcome
+    ///
+    /// The event must be one the rules accepted (``Rules``, docs/formats.md "Rules"), or a parsed
+    /// log's (`LabelledLog`, which checks the same): its track in the catalog, and a context (a
+    /// snapshot, or a pick whose bin the state still has). The engine does not judge events again;
+    /// it stops on one that breaks these (a programming error, not bad input).
+    public func feedback(_ event: FeedbackEvent, pick: PickRecord?, state: inout UserState) -> FeedbackOutcome {
+        apply(event, pick: pick, state: &state, teach: false).outcome
     }
 
     /// ``feedback(_:pick:state:)``, and when `teach` is set and the event is a like, the query it
@@ -44,12 +48,10 @@ extension Recommender {
     /// bin is chosen and before the event changes the bin's songs, as a pick there would rank.
     func apply(
         _ event: FeedbackEvent, pick: PickRecord?, state: inout UserState, teach: Bool
-    ) throws(InputError) -> (outcome: FeedbackOutcome, example: BlendExample?) {
+    ) -> (outcome: FeedbackOutcome, example: BlendExample?) {
         precondition(event.user == state.user, "event of another user")
+        precondition(catalog.track(id: event.track) != nil, "an event of a track the catalog lacks: the rules refuse it (unknownTrack)")
         let at = event.at.date
-        guard catalog.track(id: event.track) != nil else {
-            throw InputError(.unknownTrack(event.track, field: "track"))
-        }
         var rng = SeededGenerator(seed: seed ^ StableHash.fnv1a(event.id), user: state.user, counter: -1)
         beginSession(at: at, state: &state)
 
@@ -70,10 +72,8 @@ extension Recommender {
             ranking = choice.ranking
             binIndex = choice.index
             if choice.created { created = state.bins[binIndex].number }
-        } else if let pick {
-            throw InputError(.pickBinGone(pick.pickId))
         } else {
-            throw InputError(.noContext)
+            preconditionFailure("an event without a context (no snapshot, no pick whose bin exists): the rules refuse it (noContext, pickBinGone)")
         }
 
         let example = teach && event.isLike ? blendExample(liked: event.track, x: x, binIndex: binIndex, eventId: event.id, state: &state) : nil

@@ -21,12 +21,13 @@ extension Recommender {
     ///   - library: track ids of the user's own library (e.g. saved tracks); preferred over the
     ///     catalog when similar enough. Ids missing from the catalog are ignored.
     ///   - state: the user's state, changed in place.
-    /// - Throws: ``InputError`` (`song`) when the song is not in the catalog.
-    public func onboard(_ snapshot: Snapshot, song: String, library: [String] = [], state: inout UserState) throws(InputError) -> (pick: Pick, record: PickRecord) {
+    ///
+    /// The song must be in the catalog: the rules refuse another (``Rules``, `unknownTrack` of `song`).
+    public func onboard(_ snapshot: Snapshot, song: String, library: [String] = [], state: inout UserState) -> (pick: Pick, record: PickRecord) {
         precondition(snapshot.user == state.user, "snapshot of another user")
         let index = catalog.index()
         guard let songRow = index.row(of: song) else {
-            throw InputError(.unknownTrack(song, field: "song"))
+            preconditionFailure("onboarding to a song the catalog lacks: the rules refuse it (unknownTrack)")
         }
         let at = snapshot.at.date
         var rng = SeededGenerator(seed: seed, user: state.user, counter: state.pickCounter)

@@ -69,7 +69,7 @@ struct ClosedLoop {
     }
 
     /// One slot: the engine's pick and answer, then each baseline's.
-    mutating func play(_ slot: ListeningSlot) throws(InputError) {
+    mutating func play(_ slot: ListeningSlot) {
         if slot.day != day {
             day = slot.day
             for b in base.indices { base[b].refresh() }
@@ -77,13 +77,13 @@ struct ClosedLoop {
         tally.heard[slot.day] += 1
         tally.heardIn[contexts.firstIndex(of: slot.context)!] += 1
         let id = population.eventId(slot)
-        try engineTurn(slot, eventId: id)
+        engineTurn(slot, eventId: id)
         baselineTurns(slot, eventId: id)
     }
 
     /// The engine picks (learning, as in production), the person answers, the engine learns the
     /// answer and, every ``BlendLearner/every`` new queries, its blend.
-    mutating func engineTurn(_ slot: ListeningSlot, eventId id: String) throws(InputError) {
+    mutating func engineTurn(_ slot: ListeningSlot, eventId id: String) {
         let u = slot.user, c = contexts.firstIndex(of: slot.context)!
         let (pick, record) = engine.pick(slot.snapshot, state: &states[u], top: k)
         tally.volumes.add(slot: slot, suggested: pick.volume, starts: tally.lastEpisode[u] != slot.episode)
@@ -94,7 +94,7 @@ struct ClosedLoop {
             let event = population.answer(slot: slot, track: row, eventId: id, pickId: pick.pickId)
             if event.isLike { tally.like(0, day: slot.day, context: c) }
             position += 1
-            if let example = try engine.feedback(event, pick: record, state: &states[u], position: position).example {
+            if let example = engine.feedback(event, pick: record, state: &states[u], position: position).example {
                 examples.append(example)
             }
             learnBlendWhenDue()

@@ -90,12 +90,9 @@ public struct OfflineEvaluator: Sendable {
             for (position, i) in split.train.enumerated() {
                 let entry = log.entries[i]
                 let e = entry.event
-                do {
-                    let taught = try engine.feedback(e, pick: nil, state: &states[e.user, default: engine.newUser(e.user)], position: Int64(position + 1))
-                    if let example = taught.example { examples.append(example) }
-                } catch {
-                    throw error.at(line: entry.line)
-                }
+                // A parsed log's events have a snapshot and a track of the catalog (LabelledLog.parse).
+                let taught = engine.feedback(e, pick: nil, state: &states[e.user, default: engine.newUser(e.user)], position: Int64(position + 1))
+                if let example = taught.example { examples.append(example) }
                 base.learn(user: e.user, track: e.track, positive: e.isLike, context: BaselineModel.attributes(of: e.snapshot!))
             }
             base.refresh()

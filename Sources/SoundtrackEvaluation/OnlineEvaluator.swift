@@ -33,15 +33,14 @@ public struct OnlineEvaluator: Sendable {
 
     /// Runs the closed loop.
     /// - Parameter k: recorded in the report (picks are single tracks).
-    /// - Throws: ``InputError`` if the engine rejects an answer (a track outside the catalog).
-    public func run(k: Int) throws(InputError) -> EvaluationReport {
+    public func run(k: Int) -> EvaluationReport {
         var report = EvaluationReport(split: "online", folds: 1, seed: population.seed, k: k)
         let slots = timeline()
         report.counts.users = population.users.count
         report.counts.events = slots.count
         report.counts.testEvents = slots.count
         var loop = ClosedLoop(engine: engine.with(community: SharedCommunity()), population: population, k: k)
-        for slot in slots { try loop.play(slot) }
+        for slot in slots { loop.play(slot) }
         loop.fill(&report)
         return report
     }

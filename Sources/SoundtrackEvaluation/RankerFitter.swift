@@ -66,11 +66,7 @@ public struct RankerFitter: Sendable {
         var out: [BlendExample] = []
         for (i, event) in source.events.enumerated() {
             var state = states.removeValue(forKey: event.user) ?? engine.newUser(event.user)
-            do {
-                if let example = try engine.feedback(event, pick: nil, state: &state, position: Int64(i + 1)).example { out.append(example) }
-            } catch {
-                throw error.at(line: i + 1)
-            }
+            if let example = engine.feedback(event, pick: nil, state: &state, position: Int64(i + 1)).example { out.append(example) }
             state.changes = UserState.Changes()
             states[event.user] = state
         }

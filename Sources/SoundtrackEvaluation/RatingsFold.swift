@@ -72,12 +72,8 @@ public struct InProcessRatingsRun: RatingsEngineRun {
         var examples: [BlendExample] = []
         for (i, event) in fold.events.enumerated() {
             var state = states.removeValue(forKey: event.user) ?? engine.newUser(event.user)
-            do {
-                let (_, example) = try engine.feedback(event, pick: nil, state: &state, position: Int64(i + 1))
-                if let example { examples.append(example) }
-            } catch {
-                throw error.at(line: i + 1)
-            }
+            let (_, example) = engine.feedback(event, pick: nil, state: &state, position: Int64(i + 1))
+            if let example { examples.append(example) }
             state.changes = UserState.Changes()
             states[event.user] = state
         }

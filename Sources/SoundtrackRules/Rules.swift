@@ -167,7 +167,7 @@ public struct Rules: Sendable {
     /// - Throws: as ``stageOnboarding(_:song:library:user:)``.
     public func stageOnboarding(
         _ snapshot: Snapshot, song: String, library: [String] = [], user: inout CachedUserState?, createUser: Bool
-    ) throws -> StagedOnboarding {
+    ) throws(RuleError) -> StagedOnboarding {
         let created = user == nil && createUser
         if created { user = CachedUserState(state: engine.newUser(snapshot.user)) }
         return StagedOnboarding(staged: try stageOnboarding(snapshot, song: song, library: library, user: &user), created: created)
@@ -176,12 +176,12 @@ public struct Rules: Sendable {
     /// Stages an onboarding: a first bin from one song the user wants now and the snapshot (see
     /// ``Recommender/onboard(_:song:library:state:)``), recorded as a pick of that song.
     /// - Throws: ``RuleError/unknownUser(_:)``, ``RuleError/unknownTrack(_:field:)`` (`song`).
-    public func stageOnboarding(_ snapshot: Snapshot, song: String, library: [String] = [], user: inout CachedUserState?) throws -> StagedPick {
+    public func stageOnboarding(_ snapshot: Snapshot, song: String, library: [String] = [], user: inout CachedUserState?) throws(RuleError) -> StagedPick {
         try Self.requireKnown(user: snapshot.user, known: user != nil)
         precondition(user!.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
-        guard engine.catalog.track(id: song) != nil else { throw RuleError.unknownTrack(song, field: "song") }
+        guard engine.catalog.track(id: song) != nil else { throw .unknownTrack(song, field: "song") }
         let seq = user!.state.pickCounter
-        var (pick, record) = try engine.onboard(Self.permitted(snapshot, by: user!), song: song, library: library, state: &user!.state)
+        var (pick, record) = engine.onboard(Self.permitted(snapshot, by: user!), song: song, library: library, state: &user!.state)
         Self.mark(&pick, settings: user!.settings)
         return StagedPick(pick: pick, row: PickRow(record: record, seq: seq))
     }
@@ -221,7 +221,7 @@ public struct Rules: Sendable {
             throw RuleError.outOfOrder(at: event.at, previous: Date(timeIntervalSince1970: last))
         }
         let record = try context(of: event, state: user.state, pick: pick)
-        let (outcome, example) = try engine.feedback(event, pick: record, state: &user.state, position: position)
+        let (outcome, example) = engine.feedback(event, pick: record, state: &user.state, position: position)
         user.feedbackSeq += 1
         user.lastEventAt = at
         // The row keeps the snapshot only for users who keep raw snapshots; without it the row

@@ -96,7 +96,7 @@ struct EvalLogCommand: ParsableCommand {
         let report: EvaluationReport
         if online {
             let population = Population(users: users, days: days, seed: seed, catalog: index)
-            report = try OnlineEvaluator(engine: engine, population: population).run(k: k)
+            report = OnlineEvaluator(engine: engine, population: population).run(k: k)
         } else {
             let data = try readInput(log!)
             let parsed = try LabelledLog.parse(data, catalog: index, strict: strict)

@@ -62,7 +62,7 @@ struct BinLifecycleTests {
         #expect(state.changes.removedBins.contains(gone))
         // Feedback naming a pick of the merged bin applies to the survivor.
         let r = records.first { $0.binNumber == gone } ?? records.last!
-        let outcome = try engine.feedback(
+        let outcome = engine.feedback(
             FeedbackEvent(id: "e-1", user: "u-1", at: Fixtures.at("2026-03-11T21:00:00+01:00"), track: r.trackId, signal: .like, pickId: r.pickId),
             pick: r, state: &state)
         #expect(outcome.bin == state.resolve(bin: r.binNumber))
@@ -147,7 +147,7 @@ struct BinLifecycleTests {
                 // Feedback changes the weights: the kept pairs must be measured again (the rows stay).
                 let event = FeedbackEvent(
                     id: "e\(k)", user: "u-1", at: snapshot.at, track: pick.track.id, signal: k % 2 == 0 ? .like : .dislike, pickId: pick.pickId)
-                _ = try engine.feedback(event, pick: record, state: &state)
+                _ = engine.feedback(event, pick: record, state: &state)
             }
             guard state.bins.count >= 2 else { continue }
             state.pairs.sync(state.bins, weights: state.weights, threshold: engine.config.presenceThreshold)
@@ -534,7 +534,7 @@ struct BinLifecycleTests {
         let (pick, record) = engine.pick(Fixtures.library(), state: &state)
         let track = pick.track.id
         func rate(_ stars: Int, _ id: String) throws -> [Int]? {
-            _ = try engine.feedback(
+            _ = engine.feedback(
                 FeedbackEvent(id: id, user: "u-1", at: pick.at, track: track, signal: .rate, rating: stars, pickId: pick.pickId),
                 pick: record, state: &state)
             let bin = try #require(state.binIndex(number: record.binNumber))
@@ -568,7 +568,7 @@ struct BinLifecycleTests {
         var state = e.newUser("u-1")
         let (gymPick, gymRecord) = e.pick(Fixtures.gym(), state: &state)
         for i in 0..<3 {
-            _ = try e.feedback(
+            _ = e.feedback(
                 FeedbackEvent(id: "like-\(i)", user: "u-1", at: gymPick.at, track: gymPick.track.id, signal: .like, pickId: gymPick.pickId),
                 pick: gymRecord, state: &state)
         }

@@ -98,10 +98,10 @@ struct BlendTests {
             let snapshot = Fixtures.library(at: "2026-03-1\(i + 1)T09:40:00+01:00")
             let signal: Signal = i == 2 ? .dislike : .like
             let event = FeedbackEvent(id: "e-\(i)", user: "u-1", at: snapshot.at, track: track, signal: signal, snapshot: snapshot)
-            let taught = try engine.feedback(event, pick: nil, state: &a, position: Int64(i + 1))
+            let taught = engine.feedback(event, pick: nil, state: &a, position: Int64(i + 1))
             var c = b
-            let untaught = try engine.feedback(event, pick: nil, state: &c, position: nil)
-            let plain = try engine.feedback(event, pick: nil, state: &b)
+            let untaught = engine.feedback(event, pick: nil, state: &c, position: nil)
+            let plain = engine.feedback(event, pick: nil, state: &b)
             #expect(taught.outcome == plain && untaught.outcome == plain)
             #expect(untaught.example == nil)
             #expect((taught.example != nil) == (signal == .like), "event \(i)")
@@ -123,7 +123,7 @@ struct BlendTests {
         func like(_ i: Int, at time: String) throws -> BlendExample? {
             let snapshot = Fixtures.library(at: time)
             let event = FeedbackEvent(id: "e-\(i)-\(time)", user: "u-1", at: snapshot.at, track: tracks[i], signal: .like, snapshot: snapshot)
-            return try engine.feedback(event, pick: nil, state: &state, position: 1).example
+            return engine.feedback(event, pick: nil, state: &state, position: 1).example
         }
         // Three likes a few minutes apart: one session.
         for (i, minute) in [(0, 40), (1, 44), (2, 48)] { _ = try like(i, at: "2026-03-11T09:\(minute):00+01:00") }

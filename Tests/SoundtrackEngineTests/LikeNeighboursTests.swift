@@ -20,7 +20,7 @@ struct LikeNeighboursTests {
         let record = engine.pick(Fixtures.gym(), state: &state).record
         let event = FeedbackEvent(
             id: id, user: "u-1", at: Fixtures.at("2026-03-11T17:33:00+01:00"), track: record.trackId, signal: .like, pickId: record.pickId)
-        _ = try engine.feedback(event, pick: record, state: &state)
+        _ = engine.feedback(event, pick: record, state: &state)
         return (record.trackId, state.binIndex(number: record.binNumber)!)
     }
 
@@ -47,7 +47,7 @@ struct LikeNeighboursTests {
         // A second like of the same track adds nothing new: its neighbours are in the bin.
         let count = songs.count
         let record = engine.pick(Fixtures.gym(at: "2026-03-11T17:40:00+01:00"), state: &fresh).record
-        _ = try engine.feedback(
+        _ = engine.feedback(
             FeedbackEvent(id: "e-2", user: "u-1", at: Fixtures.at("2026-03-11T17:41:00+01:00"), track: track, signal: .like, pickId: record.pickId),
             pick: record, state: &fresh)
         let after = try #require(fresh.bins.first { $0.number == fresh.bins[bin].number })
@@ -71,7 +71,7 @@ struct LikeNeighboursTests {
         let record = engine.pick(Fixtures.gym(), state: &state).record
         let bin = try #require(state.binIndex(number: record.binNumber))
         let count = state.bins[bin].songs.count
-        _ = try engine.feedback(
+        _ = engine.feedback(
             FeedbackEvent(id: "e-1", user: "u-1", at: Fixtures.at("2026-03-11T17:33:00+01:00"), track: record.trackId, signal: .dislike, pickId: record.pickId),
             pick: record, state: &state)
         #expect(state.bins[bin].songs.count == count)
@@ -88,7 +88,7 @@ struct LikeNeighboursTests {
             let engine = Recommender(config: config, catalog: IndexCatalog(catalog), priors: Fixtures.priors, seed: 7)
             var state = engine.newUser("u-1")
             let snapshot = Snapshot(user: "u-1", at: Fixtures.at("2026-03-11T20:00:00+01:00"), tags: ["place": "cinema"])
-            _ = try engine.feedback(
+            _ = engine.feedback(
                 FeedbackEvent(id: "e-1", user: "u-1", at: Fixtures.at("2026-03-11T20:00:00+01:00"), track: "m-2", signal: .like, snapshot: snapshot),
                 pick: nil, state: &state)
             return state.bins.flatMap(\.songs).map(\.trackId)

@@ -29,7 +29,7 @@ struct StyleRunTests {
             let row = try #require(Fixtures.catalog.row(of: pick.track.id))
             out.append((TrackStyle.of(row: row, index: Fixtures.catalog), 3 * i))
             if like(i) {
-                _ = try engine.feedback(
+                _ = engine.feedback(
                     FeedbackEvent(id: "e-\(i)", user: "u-1", at: t.adding(1), track: pick.track.id, signal: .like, pickId: pick.pickId),
                     pick: record, state: &state)
             }

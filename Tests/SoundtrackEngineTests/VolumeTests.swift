@@ -50,7 +50,7 @@ struct VolumeTests {
             var state = engine.newUser("u-1")
             let (pick, record) = engine.pick(gym("2026-03-11T17:30:00+01:00", volume: 0.5), state: &state)
             let at = Fixtures.at("2026-03-11T17:31:00+01:00")
-            _ = try engine.feedback(
+            _ = engine.feedback(
                 FeedbackEvent(
                     id: "e-1", user: "u-1", at: at, track: pick.track.id, signal: .like, pickId: pick.pickId,
                     snapshot: gym(at.rfc3339, volume: volume)),

@@ -26,7 +26,7 @@ import Testing
     @Test("The engine's suggested volume beats the person's last volume on mean absolute error, above all where the context changes")
     func suggestionBeatsLastVolume() throws {
         let population = Population(users: 4, days: 7, seed: 3, catalog: Repo.smallCatalog)
-        let report = try OnlineEvaluator(engine: Repo.engine(), population: population).run(k: 10)
+        let report = OnlineEvaluator(engine: Repo.engine(), population: population).run(k: 10)
         let v = try #require(report.online?.volumeError)
         #expect(v.engine < v.lastVolume, "\(v)")
         #expect(v.engineAtStart < v.lastVolumeAtStart, "\(v)")

@@ -69,8 +69,8 @@ final class TestTime: Sendable {
     func advance(_ seconds: Double) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }
 
-/// A client against the stub (10 s timeouts: the loopback answers in milliseconds, and the timeout test sets its own 0.3 s), its sleeps and clock from `time`.
-func testClient(_ time: TestTime, logger: Logger = Logger(label: "test"), timeout: Double = 10, attempts: Int = 3) -> ProviderHTTPClient {
+/// A client against the stub, its sleeps and clock from `time`. Timeouts of 120 s: the loopback answers in milliseconds, but a test run that keeps both cores busy once delayed an answer past 10 s, and the retry of a timed-out request changes what the stub serves next (the timeout tests set their own 0.3 s).
+func testClient(_ time: TestTime, logger: Logger = Logger(label: "test"), timeout: Double = 120, attempts: Int = 3) -> ProviderHTTPClient {
     ProviderHTTPClient(
         transport: URLSessionTransport(), policy: RetryPolicy(maxAttempts: attempts, baseDelay: 0.5, maxDelay: 4, timeout: timeout, maxRetryAfter: 30),
         logger: logger, sleep: time.sleep, now: time.now)

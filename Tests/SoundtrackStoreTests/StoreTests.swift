@@ -203,7 +203,7 @@ struct StoreTests {
             last = engine.pick(s, state: &state)
         }
         let (pick, record) = try #require(last)
-        _ = try engine.feedback(
+        _ = engine.feedback(
             FeedbackEvent(id: "r-1", user: "u-1", at: pick.at, track: pick.track.id, signal: .rate, rating: 5, pickId: pick.pickId),
             pick: record, state: &state)
         #expect(!state.mergedInto.isEmpty && state.bins.count == 2)
