@@ -50,7 +50,7 @@ extension Recommender {
         _ event: FeedbackEvent, pick: PickRecord?, state: inout UserState, teach: Bool
     ) -> (outcome: FeedbackOutcome, example: BlendExample?) {
         precondition(event.user == state.user, "event of another user")
-        precondition(catalog.track(id: event.track) != nil, "an event of a track the catalog lacks: the rules refuse it (unknownTrack)")
+        assert(catalog.track(id: event.track) != nil, "an event of a track the catalog lacks: the rules refuse it (unknownTrack)")
         let at = event.at.date
         var rng = SeededGenerator(seed: seed ^ StableHash.fnv1a(event.id), user: state.user, counter: -1)
         beginSession(at: at, state: &state)
@@ -60,10 +60,11 @@ extension Recommender {
         var binIndex: Int
         var created: Int?
         if let pick, let n = state.resolve(bin: pick.binNumber), let i = state.binIndex(number: n) {
-            // The pick's bin, or the bin it was merged into since; the volume the event reports is
-            // the one it was liked or disliked at (docs/scoring.md, "Volume").
+            // The pick's bin, or the bin it was merged into since; a like teaches the volume it
+            // reports (docs/scoring.md, "Volume"), not the pick's (a dislike streak pushes the bin
+            // away from the pick's context, not from the volume the person chose).
             x = pick.features
-            if let volume = event.snapshot?.audio?.volume { x.set(VolumeSlot.index, Float(volume)) }
+            if event.isLike, let volume = event.snapshot?.audio?.volume { x.set(VolumeSlot.index, Float(volume)) }
             ranking = pick.ranking
             binIndex = i
         } else if let snapshot = event.snapshot {

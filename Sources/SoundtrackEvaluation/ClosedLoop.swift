@@ -74,17 +74,18 @@ struct ClosedLoop {
             day = slot.day
             for b in base.indices { base[b].refresh() }
         }
+        let c = contexts.firstIndex(of: slot.context)!
         tally.heard[slot.day] += 1
-        tally.heardIn[contexts.firstIndex(of: slot.context)!] += 1
+        tally.heardIn[c] += 1
         let id = population.eventId(slot)
-        engineTurn(slot, eventId: id)
-        baselineTurns(slot, eventId: id)
+        engineTurn(slot, eventId: id, context: c)
+        baselineTurns(slot, eventId: id, context: c)
     }
 
     /// The engine picks (learning, as in production), the person answers, the engine learns the
     /// answer and, every ``BlendLearner/every`` new queries, its blend.
-    mutating func engineTurn(_ slot: ListeningSlot, eventId id: String) {
-        let u = slot.user, c = contexts.firstIndex(of: slot.context)!
+    mutating func engineTurn(_ slot: ListeningSlot, eventId id: String, context c: Int) {
+        let u = slot.user
         let (pick, record) = engine.pick(slot.snapshot, state: &states[u], top: k)
         tally.volumes.add(slot: slot, suggested: pick.volume, starts: tally.lastEpisode[u] != slot.episode)
         tally.lastEpisode[u] = slot.episode
@@ -131,8 +132,8 @@ struct ClosedLoop {
 
     /// Each baseline lists `k` tracks and plays the first (or, on the same exploration draw for all,
     /// a random one); the person answers and the baseline learns.
-    mutating func baselineTurns(_ slot: ListeningSlot, eventId id: String) {
-        let u = slot.user, c = contexts.firstIndex(of: slot.context)!
+    mutating func baselineTurns(_ slot: ListeningSlot, eventId id: String, context c: Int) {
+        let u = slot.user
         let catalog = population.catalog
         let user = population.users[u].id
         var draw = SeededGenerator(seed: population.seed ^ 0x6578_706c, user: user, counter: Int64(slot.number))
@@ -158,7 +159,7 @@ struct ClosedLoop {
         report.blendsPromoted.splits += splits
         report.counts.sessions = t.sessions
         report.counts.bins = Double(states.reduce(0) { $0 + $1.bins.count })
-        let total = Double(max(report.counts.events, 1))
+        let total = Double(max(t.heard.reduce(0, +), 1))  // every slot played
         func rate(_ p: Int) -> Double { Double(t.liked[p].reduce(0, +)) / total }
         report.engine.likeRate = rate(0)
         report.engine.ndcg = t.gain[0].reduce(0, +) / total

@@ -14,7 +14,7 @@ import SoundtrackEngine
 /// never change what the engine knows; the baselines rank from their counts.
 ///
 /// ```swift
-/// let report = try OfflineEvaluator(engine: engine, k: 10).evaluate(log, protocol: .chronological, folds: 4, seed: 42)
+/// let report = OfflineEvaluator(engine: engine, k: 10).evaluate(log, protocol: .chronological, folds: 4, seed: 42)
 /// print(report.table().joined(separator: "\n"))
 /// ```
 public struct OfflineEvaluator: Sendable {
@@ -67,8 +67,7 @@ public struct OfflineEvaluator: Sendable {
     ///   - protocol: how to split it.
     ///   - folds: folds (random) or inverse test share (chronological); ≥ 2.
     ///   - seed: the split's seed, also the random baseline's.
-    /// - Throws: ``InputError`` from the engine for an event it cannot apply (with its line).
-    public func evaluate(_ log: LabelledLog, protocol p: SplitProtocol, folds: Int, seed: UInt64) throws(InputError) -> EvaluationReport {
+    public func evaluate(_ log: LabelledLog, protocol p: SplitProtocol, folds: Int, seed: UInt64) -> EvaluationReport {
         var report = EvaluationReport(split: p.rawValue, folds: folds, seed: seed, k: k)
         report.counts.users = log.users.count
         report.counts.events = log.entries.count

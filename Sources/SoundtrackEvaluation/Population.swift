@@ -305,9 +305,12 @@ public struct Population: Sendable {
         var rng = SeededGenerator(seed: seed ^ 0x7369_676e, user: u.id, counter: Int64(slot.number))
         let signal: Signal = liked ? (rng.unit() < 0.5 ? .like : .complete) : (rng.unit() < 0.6 ? .skip : .dislike)
         let played = liked ? (track.durationMs ?? 200_000) : 5_000 + Int(rng.unit() * 35_000)
+        // Three minutes in, the person has set the phone to the volume they want here.
+        var snapshot = slot.snapshot
+        snapshot.audio?.volume = slot.volume
         return FeedbackEvent(
             id: eventId, user: u.id, at: slot.snapshot.at.advanced(minutes: 3), track: track.id, signal: signal,
-            playedMs: played, pickId: pickId, snapshot: slot.snapshot)
+            playedMs: played, pickId: pickId, snapshot: snapshot)
     }
 
     /// The id of the event of a person's slot: `ev-<user>-<slot+1, 5 digits>`.

@@ -57,10 +57,9 @@ public struct RankerFitter: Sendable {
         public var sources: [(name: String, queries: Int, fitted: Double, start: Double, alone: Double, share: Double)]
     }
 
-    /// The queries a log teaches, in log order.
-    /// - Throws: ``InputError`` from the engine for an event it cannot apply (with its line, the
-    ///   event's place in the log).
-    public func examples(_ source: Source) throws(InputError) -> [BlendExample] {
+    /// The queries a log teaches, in log order. Its events must be valid for its catalog (a
+    /// parsed log's, or a ratings file's: the engine does not judge them again).
+    public func examples(_ source: Source) -> [BlendExample] {
         let engine = self.engine.with(catalog: IndexCatalog(source.catalog)).with(community: SharedCommunity())
         var states: [String: UserState] = [:]
         var out: [BlendExample] = []
@@ -74,18 +73,17 @@ public struct RankerFitter: Sendable {
     }
 
     /// Fits one blend on the queries of every source.
-    /// - Throws: ``InputError`` for an event the engine cannot apply; ``FitError`` when no source
-    ///   taught a query.
+    /// - Throws: ``FitError`` when no source taught a query.
     /// - Parameter fill: a log whose queries give only the weights of the signals that `sources`
     ///   do not inform (``BlendFit/uninformed(_:)``; ``BlendFit/fill(_:signals:from:lambda:)``).
     public func fit(_ sources: [Source], fill: Source? = nil, source: String) throws -> Result {
-        let examples = try sources.map { s throws(InputError) in try self.examples(s) }
+        let examples = sources.map { self.examples($0) }
         guard let robust = BlendFit.fitRobust(sources: examples, k: k) else { throw FitError.noQueries }
         var weights = robust.result.weights
         var filled: [Int] = []
         if let fill {
             filled = BlendFit.uninformed(examples)
-            weights = BlendFit.fill(weights, signals: filled, from: try self.examples(fill), lambda: robust.result.lambda)
+            weights = BlendFit.fill(weights, signals: filled, from: self.examples(fill), lambda: robust.result.lambda)
         }
         let start = engine.ranker.weights
         return Result(

@@ -139,7 +139,7 @@ public struct RatingsEvaluator: Sendable {
 
     /// Runs the protocol for the engine (through `run`) and every baseline.
     /// - Parameter itemCategories: each item's categories (genres), if the data set has them.
-    /// - Throws: what `run` throws (an ``InputError`` with the line of a row the engine cannot learn).
+    /// - Throws: what `run` throws.
     public func evaluate(_ data: ContextualRatings, itemCategories: [String: [String]] = [:], run: any RatingsEngineRun) throws -> RatingsReport {
         let c = code(data, itemCategories: itemCategories)
         var perUser = [String: [Int: [Double]]]()  // method → user → summed metrics (4) + count

@@ -179,7 +179,8 @@ public struct Rules: Sendable {
     public func stageOnboarding(_ snapshot: Snapshot, song: String, library: [String] = [], user: inout CachedUserState?) throws(RuleError) -> StagedPick {
         try Self.requireKnown(user: snapshot.user, known: user != nil)
         precondition(user!.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
-        guard engine.catalog.track(id: song) != nil else { throw .unknownTrack(song, field: "song") }
+        // In the index the engine onboards from (a catalog read that failed gives an empty one).
+        guard engine.catalog.index().row(of: song) != nil else { throw .unknownTrack(song, field: "song") }
         let seq = user!.state.pickCounter
         var (pick, record) = engine.onboard(Self.permitted(snapshot, by: user!), song: song, library: library, state: &user!.state)
         Self.mark(&pick, settings: user!.settings)
@@ -202,8 +203,8 @@ public struct Rules: Sendable {
     ///   - user: the event user's state; changed when the event applies.
     ///   - pick: looks a pick up by id, of whatever user (called only for an event that names one).
     /// - Returns: the verdict; an applied event's row.
-    /// - Throws: a ``RuleError``, and then nothing changed; what `pick` throws; an ``InputError`` of
-    ///   the engine's own checks (which the rules make first).
+    /// - Throws: a ``RuleError``, and then nothing changed; what `pick` throws (its database errors:
+    ///   why this function is not typed as the others).
     ///   - position: the event's place in the feedback log (the log's size before it, plus one; a
     ///     replayed file's line number), which decides whether it teaches the blend a query
     ///     (``BlendExampleSampling``); `nil`: it teaches none (catching up: it taught one when first applied).

@@ -103,7 +103,7 @@ struct EvalLogCommand: ParsableCommand {
             guard !parsed.entries.isEmpty else {
                 throw InputError(path: "", expected: "a log with at least one event", got: "no events")
             }
-            report = try OfflineEvaluator(engine: engine, k: k).evaluate(parsed, protocol: `protocol`, folds: folds, seed: seed)
+            report = OfflineEvaluator(engine: engine, k: k).evaluate(parsed, protocol: `protocol`, folds: folds, seed: seed)
         }
         if json {
             print(report.json().pretty())

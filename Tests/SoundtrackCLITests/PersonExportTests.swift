@@ -4,6 +4,8 @@ import SoundtrackContext
 import SoundtrackTestSupport
 import Testing
 
+@testable import SoundtrackStore
+
 /// `users export` and `users import` (issue 42, item 6): a person restored into another database
 /// gets the same picks; a malformed, changed or conflicting document is refused naming its field,
 /// and nothing is half-imported.
@@ -103,6 +105,34 @@ import Testing
         for table in ["user_settings", "weights", "places", "feedback", "blend_examples", "community_people"] {
             #expect(again["tables"]?[table] == exported["tables"]?[table], "\(table)")
         }
+    }
+
+    @Test("A document of schema v17 (before the session's style run, v18) still imports, the run NULL")
+    func anExportOfTheSchemaBeforeImports() async throws {
+        let (dir, db, user, _) = try await Self.source()
+        let exported = try JSONParser.parse(try await CLI.run(["users", "export", user, "--db", db]).stdout)
+        #expect(exported["schema"] == .string("v18"))
+        // The document as v17 wrote it: sessions without `style` and `style_since`, its checksum made again.
+        guard case .object(var tables)? = exported["tables"], let s = tables.firstIndex(where: { $0.0 == "sessions" }),
+            case .array(let rows) = tables[s].1
+        else { throw ExportHasNoTables() }
+        tables[s].1 = .array(
+            rows.map { row in
+                guard case .object(let columns) = row else { return row }
+                return .object(columns.filter { $0.0 != "style" && $0.0 != "style_since" })
+            })
+        let v17: JSONValue = .object([
+            ("format", exported["format"]!), ("version", exported["version"]!), ("schema", .string("v17")), ("user", .string(user)),
+            ("exported_at", exported["exported_at"]!), ("tables", .object(tables)), ("sha256", .string(PersonExport.checksum(.object(tables))))
+        ])
+        #expect(!v17.serialized().contains("style_since"))
+        let target = dir.appendingPathComponent("dst.sqlite").path
+        let r = try await CLI.run(["users", "import", "-", "--db", target], stdin: v17.serialized())
+        #expect(r.status == 0, "\(r.stderr)")
+        let styles = try await DatabaseQueue(path: target).read { d in
+            try Row.fetchAll(d, sql: "SELECT style, style_since FROM sessions WHERE user_id = ?", arguments: [user])
+        }
+        #expect(styles.count == 1 && styles.allSatisfy { $0["style"] as Int64? == nil && $0["style_since"] as Double? == nil })
     }
 
     @Test func aChangedTruncatedOrConflictingDocumentIsRefusedAndLeavesNothing() async throws {

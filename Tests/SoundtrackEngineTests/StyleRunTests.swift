@@ -104,6 +104,8 @@ struct StyleRunTests {
         let url = Fixtures.root.appendingPathComponent("Models/thresholds.v2.json")
         var doc = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
         #expect(try Thresholds.decode(JSONSerialization.data(withJSONObject: doc)).rutMinutes == 30)
+        doc["rut_minutes"] = 45
+        #expect(try Thresholds.decode(JSONSerialization.data(withJSONObject: doc)).rutMinutes == 45)
         doc.removeValue(forKey: "rut_minutes")
         #expect(try Thresholds.decode(JSONSerialization.data(withJSONObject: doc)).rutMinutes == Thresholds.defaultRutMinutes)
         doc["rut_minutes"] = -1

@@ -30,14 +30,18 @@ struct VolumeTests {
     @Test("Within the session's bin the pick suggests the volume the phone reports; at a context change, what the bin learned")
     func continuingKeepsThePersonsVolume() throws {
         var state = engine.newUser("u-1")
-        // Three sessions at the gym, the phone at 0.9 each time: the bin learns it.
+        // Three sessions at the gym, the phone at 0.2 each time (the workout prior says 0.75): the bin learns it.
         for day in 11...13 {
-            _ = engine.pick(gym("2026-03-\(day)T17:30:00+01:00", volume: 0.9), state: &state)
+            _ = engine.pick(gym("2026-03-\(day)T17:30:00+01:00", volume: 0.2), state: &state)
         }
-        // A new session (the phone still at the 0.3 of the last context): the learned volume, near 0.9.
+        // A new session, the phone at 0.3: the bin's learned volume, moved from the prior toward
+        // 0.2 (a fresh person's first pick there stays near the prior), not the phone's.
+        var fresh = engine.newUser("u-1")
+        let prior = try #require(engine.pick(gym("2026-03-14T17:30:00+01:00", volume: 0.3), state: &fresh).pick.volume)
         let first = engine.pick(gym("2026-03-14T17:30:00+01:00", volume: 0.3), state: &state).pick
         let learned = try #require(first.volume)
-        #expect(abs(learned - 0.9) < abs(learned - 0.3), "the bin's volume, not the phone's last: \(learned)")
+        #expect(learned < prior - 0.1, "learned \(learned), a fresh person's \(prior)")
+        #expect(abs(learned - 0.3) > 0.05, "the bin's volume, not the phone's: \(learned)")
         // Three minutes later, the same bin: the person has set the phone to 0.7 here; that stands.
         let next = engine.pick(gym("2026-03-14T17:33:00+01:00", volume: 0.7), state: &state).pick
         #expect(next.bin.id == first.bin.id)

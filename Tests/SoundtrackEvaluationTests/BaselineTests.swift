@@ -64,7 +64,7 @@ struct BaselineTests {
 
     @Test func evaluatorScoresTheBaselinesOnTheSplit() throws {
         // Chronological with folds 5: each user's last event is the test event (u1 likes A, u2 likes C).
-        let report = try OfflineEvaluator(engine: Repo.engine(), k: 1).evaluate(log, protocol: .chronological, folds: 5, seed: 1)
+        let report = OfflineEvaluator(engine: Repo.engine(), k: 1).evaluate(log, protocol: .chronological, folds: 5, seed: 1)
         #expect(report.counts.users == 2)
         #expect(report.counts.trainEvents == 8 && report.counts.testEvents == 2 && report.counts.queries == 2)
         let base = Dictionary(uniqueKeysWithValues: report.baselines.map { ($0.0, $0.1) })

@@ -367,7 +367,7 @@ struct StoreTests {
     func styleRunRoundTrip(kind: Kind) throws {
         let service = try Self.service(kind)
         try service.store.addUser(NewUser(id: "u-1"), at: Date(timeIntervalSince1970: 0))
-        _ = try service.pick(Self.snapshot("gym", "2026-03-11T18:00:00+01:00"))
+        let first = try service.pick(Self.snapshot("gym", "2026-03-11T18:00:00+01:00"))
         let second = try service.pick(Self.snapshot("gym", "2026-03-11T18:03:00+01:00"))
         let defaults = service.engine.config.defaultWeights
         func loaded() throws -> [SessionState] {
@@ -378,7 +378,11 @@ struct StoreTests {
         }
         let state = try service.state(user: "u-1")
         let run = try #require(state.session.styleRun)
-        #expect(run.since <= second.at.date)
+        let index = CatalogIndex(tracks: try service.store.allTracks())
+        func style(_ p: Pick) -> UInt64? { index.row(of: p.track.id).flatMap { TrackStyle.of(row: $0, index: index) } }
+        // The run began at the first pick when both picks had one style, else at the second.
+        #expect(run.since == (style(first) == style(second) ? first.at.date : second.at.date))
+        #expect(run.style == style(second))
         #expect(try loaded() == [state.session, state.session])
         let liked = FeedbackEvent(id: "e1", user: "u-1", at: second.at, track: second.track.id, signal: .like, pickId: second.pickId)
         guard case .applied = try service.feedback(liked) else { Issue.record("not applied"); return }
