@@ -36,6 +36,12 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
     case noContext
     /// The user (`user`) has no learned place with this id.
     case unknownPlace(String, user: String)
+    /// A group names fewer than two members (the count).
+    case groupTooSmall(Int)
+    /// A group names this member more than once.
+    case memberTwice(String)
+    /// A group names a member who is not a known user.
+    case unknownMember(String)
 
     /// The input field at fault (a JSON path of the event or request).
     public var field: String {
@@ -46,6 +52,7 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .unknownTrack(_, field): field
         case .unknownPick, .pickOfAnotherUser, .pickBinGone, .noContext: "pick_id"
         case .unknownPlace: "place"
+        case .groupTooSmall, .memberTwice, .unknownMember: "members"
         }
     }
 
@@ -64,6 +71,9 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
         case .pickBinGone: "a pick whose bin still exists (or an embedded snapshot)"
         case .noContext: "a pick of this user or an embedded snapshot"
         case let .unknownPlace(_, user): "a place of user '\(user)' (soundtrack places list)"
+        case .groupTooSmall: "two or more members"
+        case .memberTwice: "each member once"
+        case .unknownMember: "known users as members"
         }
     }
 
@@ -77,6 +87,9 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .outOfOrder(at, _): "'\(at.rfc3339)' (events must be in time order per user)"
         case let .pickOfAnotherUser(id, _): "'\(id)' (a pick of another user)"
         case .noContext: "nothing"
+        case let .groupTooSmall(n): n == 1 ? "one member" : "\(n) members"
+        case let .memberTwice(id): "'\(id)' twice"
+        case let .unknownMember(id): "'\(id)' (an unknown user)"
         }
     }
 

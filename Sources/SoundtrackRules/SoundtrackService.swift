@@ -83,6 +83,23 @@ public final class SoundtrackService: Sendable {
         }
     }
 
+    /// Picks for a group in one shared context (``GroupPick``): a read-only pick of each member's
+    /// state for the snapshot (what each member's settings permit of it), aggregated. Nothing is
+    /// written: each member's feedback teaches that member.
+    /// - Parameter exclude: tracks the group heard lately, left out.
+    /// - Throws: ``RuleError/groupTooSmall(_:)``, ``RuleError/memberTwice(_:)``,
+    ///   ``RuleError/unknownMember(_:)``; database errors.
+    public func groupPick(_ snapshot: Snapshot, members: [String], top: Int = 1, exclude: Set<String> = []) throws -> GroupPick {
+        try Rules.checkGroup(members)
+        let picks = try members.map { member in
+            try readCurrentUser(member) { user, reads in
+                guard user != nil else { throw RuleError.unknownMember(member) }
+                return try rules(reads).previewPick(Rules.memberSnapshot(snapshot, member: member), top: GroupPick.depth, user: user)
+            }
+        }
+        return try Rules.groupPick(members: members, picks: picks, top: top, exclude: exclude)
+    }
+
     /// Applies one feedback event, exactly once per event id (``Rules`` says how it is judged).
     /// - Returns: `.applied` with the event's row (its ``FeedbackRow/outcome``), or `.duplicate`.
     /// - Throws: ``RuleError`` for an event the rules reject (nothing is written); database errors.

@@ -22,6 +22,11 @@ struct PickCommand: AsyncParsableCommand {
             "Also return the K best tracks in score order (`ranked`). The played `track` is the first of them, except on an exploration draw (see --explore), when it is one of the next best."
     ) var top: Int = 1
     @Flag(name: .long, help: "Pick without learning: nothing is written to the database.") var readOnly = false
+    @Option(
+        name: .long,
+        help:
+            "Pick for a group listening together: two or more users, comma-separated (the snapshot is their shared context; its `user` is ignored). Each member's ranking is read without learning and the rankings are aggregated (docs/scoring.md, \"Listening together\")."
+    ) var group: String?
     @Flag(name: .long, help: "Reject unknown fields.") var strict = false
     @Flag(
         name: .long, help: "Fill missing weather and calendar sections from the configured providers and imported events; the pick's `enriched` list says which source filled what."
@@ -30,11 +35,18 @@ struct PickCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...100).contains(top) else { throw ValidationError("--top must be in 1...100, got \(top)") }
+        if group != nil, enrich { throw ValidationError("--group takes no --enrich") }
     }
 
     func run() async throws {
         let data = try readInput(input)
         var snapshot = try Snapshot.decode(data, strict: strict)
+        if let group {
+            let members = group.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let service = try store.open(engine: engine.values, community: true, existing: true)
+            print(try service.groupPick(snapshot, members: members, top: top).json(includeRanked: top > 1).serialized())
+            return
+        }
         let config = enrich ? try store.configuration() : nil
         let service = try store.open(engine: engine.values, community: true, existing: true)
         var report: [EnrichmentEntry] = []

@@ -46,8 +46,9 @@ struct EngineOptions: ParsableArguments {
 struct EvalCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eval",
-        abstract: "Measure the engine: on a labelled feedback log or online (the default), bins against reported contexts (bins), track ranking on contextual ratings (ratings).",
-        subcommands: [EvalLogCommand.self, EvalBinsCommand.self, EvalRatingsCommand.self],
+        abstract:
+            "Measure the engine: on a labelled feedback log or online (the default), bins against reported contexts (bins), track ranking on contextual ratings (ratings), group picks (groups).",
+        subcommands: [EvalLogCommand.self, EvalBinsCommand.self, EvalRatingsCommand.self, EvalGroupsCommand.self],
         defaultSubcommand: EvalLogCommand.self)
 }
 
@@ -112,6 +113,52 @@ struct EvalLogCommand: ParsableCommand {
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         stderr(String(format: "eval: %d events in %.1f s", report.counts.events, seconds))
+    }
+}
+
+struct EvalGroupsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "groups",
+        abstract: "Evaluate group picks on groups drawn from a simulated population, against the most popular tracks and one member's own pick.",
+        discussion: """
+            The population's log (the people of `simulate --seed`) teaches the engine; seeded groups meet in the \
+            contexts all members have; every rule of aggregation and both baselines rank for the shared snapshot, and \
+            each member judges by their hidden taste: NDCG@k and the like rate of the first track, mean and worst \
+            member. docs/evaluation.md, "Groups".
+            """)
+
+    @Option(help: "Simulated people (2...100000).") var users: Int = 200
+    @Option(help: "Simulated days (1...366).") var days: Int = 28
+    @Option(help: "Seed of the population and the engine.") var seed: UInt64 = 42
+    @Option(help: "Groups drawn (1...100000).") var groups: Int = 200
+    @Option(help: "People in a group (2...20).") var size: Int = 3
+    @Option(help: "Length of every ranking (1...100).") var k: Int = 10
+    @Flag(help: "Print the report as JSON instead of a table.") var json = false
+    @OptionGroup var engineOptions: EngineOptions
+
+    func validate() throws {
+        guard (1...100).contains(k) else { throw ValidationError("--k must be in 1...100, got \(k)") }
+        guard (2...20).contains(size) else { throw ValidationError("--size must be in 2...20, got \(size)") }
+        guard (1...100_000).contains(groups) else { throw ValidationError("--groups must be in 1...100000, got \(groups)") }
+        guard (2...100_000).contains(users), users >= size else {
+            throw ValidationError("--users must be in 2...100000 and at least --size, got \(users)")
+        }
+        guard (1...366).contains(days) else { throw ValidationError("--days must be in 1...366, got \(days)") }
+    }
+
+    func run() throws {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let (index, _) = try engineOptions.loadCatalog()
+        let engine = try engineOptions.engine(index, seed: seed)
+        let population = Population(users: users, days: days, seed: seed, catalog: index)
+        let report = GroupEvaluator(engine: engine, population: population, groups: groups, size: size, seed: seed).run(k: k)
+        if json {
+            print(report.json().pretty())
+        } else {
+            for line in report.table() { print(line) }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        stderr(String(format: "eval groups: %d meetings in %.1f s", report.meetings, seconds))
     }
 }
 

@@ -285,3 +285,34 @@ struct CLITests {
         #expect(bins.stdout.contains(song))
     }
 }
+
+/// `pick --group` (issue 43, item 1): a pick for people listening together, and its bad input.
+@Suite("pick --group")
+struct GroupPickCLITests {
+    @Test("two members get one track ranked from both; a group of one, a member twice and an unknown member are refused naming `members`")
+    func groupPick() async throws {
+        let (_, db) = try await CLI.smallDatabase(user: "ana")
+        var r = try await CLI.run(["users", "add", "ben", "--db", db])
+        #expect(r.status == 0, "\(r.stderr)")
+        let gym = CLI.root.appendingPathComponent("datasets/examples/gym.json").path
+        r = try await CLI.run(["pick", "--db", db, "--group", "ana,ben", "--top", "3", gym])
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(json["members"] as? [String] == ["ana", "ben"])
+        #expect((json["ranked"] as? [Any])?.count == 3)
+        #expect(json["aggregation"] as? String == "multiplicative")
+        // Nothing learned: neither member has a pick afterwards.
+        r = try await CLI.run(["users", "list", "--db", db])
+        let rows = r.stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(rows.filter { ["ana", "ben"].contains($0.first) }.map { Array($0.dropFirst()) } == [["0", "0", "0"], ["0", "0", "0"]])
+        for (group, message) in [
+            ("ana", "members: expected two or more members, got one member"),
+            ("ana,ana", "members: expected each member once, got 'ana' twice"),
+            ("ana,zed", "members: expected known users as members, got 'zed' (an unknown user)")
+        ] {
+            r = try await CLI.run(["pick", "--db", db, "--group", group, gym])
+            #expect(r.status == 2)
+            #expect(r.stderr.contains(message), "\(r.stderr)")
+        }
+    }
+}
