@@ -270,12 +270,12 @@ public struct JSONObjectReader {
         return try Validate.identifier(v, path: path(of: key))
     }
 
-    func timestamp(_ key: String) throws(InputError) -> Timestamp? {
+    public func timestamp(_ key: String) throws(InputError) -> Timestamp? {
         guard let v = value(key) else { return nil }
         return try Validate.timestamp(v, path: path(of: key))
     }
 
-    func enumeration<E: RawRepresentable & CaseIterable>(_ key: String, _ type: E.Type) throws(InputError) -> E?
+    public func enumeration<E: RawRepresentable & CaseIterable>(_ key: String, _ type: E.Type) throws(InputError) -> E?
     where E.RawValue == String {
         guard let v = value(key) else { return nil }
         return try Validate.enumeration(v, E.self, path: path(of: key))

@@ -42,6 +42,12 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
     case memberTwice(String)
     /// A group names a member who is not a known user.
     case unknownMember(String)
+    /// No listening session of a group has this id (or it ended).
+    case unknownSession(String)
+    /// The user is not a member of the session (`session`).
+    case notMember(String, session: String)
+    /// The user is a member of the session already.
+    case alreadyMember(String, session: String)
 
     /// The input field at fault (a JSON path of the event or request).
     public var field: String {
@@ -53,6 +59,8 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownPick, .pickOfAnotherUser, .pickBinGone, .noContext: "pick_id"
         case .unknownPlace: "place"
         case .groupTooSmall, .memberTwice, .unknownMember: "members"
+        case .unknownSession: "session"
+        case .notMember, .alreadyMember: "user"
         }
     }
 
@@ -74,6 +82,9 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
         case .groupTooSmall: "two or more members"
         case .memberTwice: "each member once"
         case .unknownMember: "known users as members"
+        case .unknownSession: "an open listening session (POST /v1/sessions)"
+        case let .notMember(_, session): "a member of session '\(session)'"
+        case let .alreadyMember(_, session): "a user who is not yet a member of session '\(session)'"
         }
     }
 
@@ -90,6 +101,9 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .groupTooSmall(n): n == 1 ? "one member" : "\(n) members"
         case let .memberTwice(id): "'\(id)' twice"
         case let .unknownMember(id): "'\(id)' (an unknown user)"
+        case let .unknownSession(id): "'\(id)'"
+        case let .notMember(id, _): "'\(id)' (not a member)"
+        case let .alreadyMember(id, _): "'\(id)' (a member already)"
         }
     }
 

@@ -41,9 +41,11 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     /// | ``APIError`` | its own | its own |
     /// | ``InputError`` (malformed or invalid input) | 400 | `bad_request` |
     /// | ``RuleError/unknownUser(_:)`` | 404 | `unknown_user` |
+    /// | ``RuleError/unknownSession(_:)`` | 404 | `unknown_session` |
+    /// | ``RuleError/alreadyMember(_:session:)`` | 409 | `conflict` |
     /// | ``RuleError/userExists(_:)``, ``RuleError/keyExists(_:)``, ``RuleError/eventIdTaken(_:)`` | 409 | `conflict` |
     /// | ``RuleError/outOfOrder(at:previous:)`` | 409 | `out_of_order` |
-    /// | ``RuleError/unknownTrack(_:field:)``, ``RuleError/unknownPick(_:user:)``, ``RuleError/pickOfAnotherUser(_:user:)``, ``RuleError/pickBinGone(_:)``, ``RuleError/noContext``, the group's (``RuleError/groupTooSmall(_:)``, ``RuleError/memberTwice(_:)``, ``RuleError/unknownMember(_:)``) | 400 | `bad_request` |
+    /// | ``RuleError/unknownTrack(_:field:)``, ``RuleError/unknownPick(_:user:)``, ``RuleError/pickOfAnotherUser(_:user:)``, ``RuleError/pickBinGone(_:)``, ``RuleError/noContext``, the group's (``RuleError/groupTooSmall(_:)``, ``RuleError/memberTwice(_:)``, ``RuleError/unknownMember(_:)``, ``RuleError/notMember(_:session:)``) | 400 | `bad_request` |
     /// | anything else | 500 | `internal` (logged by type, never shown) |
     ///
     /// The message is the error's description and `field` its field (a ``RuleError``'s is a field of the request body).
@@ -61,7 +63,9 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
                 case .userExists, .keyExists, .eventIdTaken: (.conflict, "conflict")
                 case .outOfOrder: (.conflict, "out_of_order")
                 case .unknownTrack, .unknownPick, .pickOfAnotherUser, .pickBinGone, .noContext: (.badRequest, "bad_request")
-                case .groupTooSmall, .memberTwice, .unknownMember: (.badRequest, "bad_request")
+                case .groupTooSmall, .memberTwice, .unknownMember, .notMember: (.badRequest, "bad_request")
+                case .unknownSession: (.notFound, "unknown_session")
+                case .alreadyMember: (.conflict, "conflict")
                 }
             self.init(status, code: code, message: e.description, field: e.field)
         default:

@@ -9,8 +9,8 @@ public enum OpenAPIDocument {
   "openapi": "3.1.0",
   "info": {
     "title": "Soundtrack HTTP API",
-    "version": "1.8.0",
-    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings; a pick for a person whose location_services is off says \"location\": \"off\". 1.4.0: GET /v1/users/{id}/history lists a person's stored picks, newest first, with the feedback each got, a page at a time. 1.5.0: GET /v1/users/{id}/places lists the places learned from a person's coordinates; PUT /v1/users/{id}/places/{place} names one; settings gain calendar_titles. 1.6.0: POST /v1/users/{id}/onboard starts a person from one song (an admin key may create the person in the same transaction). 1.7.0: GET /v1/users/{id}/export returns every row kept about a person (PersonExport). 1.8.0: a pick carries volume (0 to 1), the playback volume it suggests, when the person's volume_control setting is on."
+    "version": "1.9.0",
+    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings; a pick for a person whose location_services is off says \"location\": \"off\". 1.4.0: GET /v1/users/{id}/history lists a person's stored picks, newest first, with the feedback each got, a page at a time. 1.5.0: GET /v1/users/{id}/places lists the places learned from a person's coordinates; PUT /v1/users/{id}/places/{place} names one; settings gain calendar_titles. 1.6.0: POST /v1/users/{id}/onboard starts a person from one song (an admin key may create the person in the same transaction). 1.7.0: GET /v1/users/{id}/export returns every row kept about a person (PersonExport). 1.8.0: a pick carries volume (0 to 1), the playback volume it suggests, when the person's volume_control setting is on. 1.9.0: listening sessions of groups (POST /v1/sessions, GET /v1/sessions/{session}, joining and leaving, group picks, a member's feedback as a vote: when most members skip, the track is skipped)."
   },
   "servers": [
     {
@@ -1017,6 +1017,383 @@ public enum OpenAPIDocument {
           }
         }
       }
+    },
+    "/v1/sessions": {
+      "post": {
+        "operationId": "createSession",
+        "summary": "Open a listening session of a group (an admin key, or a member's key)",
+        "description": "Two or more distinct known users (400 naming members otherwise).",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NewSession"
+              }
+            }
+          },
+          "description": "The members."
+        },
+        "responses": {
+          "201": {
+            "description": "The session.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Session"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Error"
+          },
+          "404": {
+            "$ref": "#/components/responses/Error"
+          },
+          "408": {
+            "$ref": "#/components/responses/Error"
+          },
+          "409": {
+            "$ref": "#/components/responses/Error"
+          },
+          "413": {
+            "$ref": "#/components/responses/Error"
+          },
+          "415": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/sessions/{session}": {
+      "get": {
+        "operationId": "getSession",
+        "summary": "A listening session (a member's key, or admin)",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/SessionId"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The session.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Session"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Error"
+          },
+          "404": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/sessions/{session}/members": {
+      "post": {
+        "operationId": "joinSession",
+        "summary": "Join a session (the user's own key, or admin)",
+        "description": "409 when the user is a member already.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/SessionId"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SessionMember"
+              }
+            }
+          },
+          "description": "Who joins."
+        },
+        "responses": {
+          "200": {
+            "description": "The session with its new member.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Session"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Error"
+          },
+          "404": {
+            "$ref": "#/components/responses/Error"
+          },
+          "408": {
+            "$ref": "#/components/responses/Error"
+          },
+          "409": {
+            "$ref": "#/components/responses/Error"
+          },
+          "413": {
+            "$ref": "#/components/responses/Error"
+          },
+          "415": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/sessions/{session}/members/{user}": {
+      "delete": {
+        "operationId": "leaveSession",
+        "summary": "Leave a session (the user's own key, or admin)",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/SessionId"
+          },
+          {
+            "$ref": "#/components/parameters/MemberId"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The session without the member, or that it ended (fewer than two members left).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "oneOf": [
+                    {
+                      "$ref": "#/components/schemas/Session"
+                    },
+                    {
+                      "$ref": "#/components/schemas/SessionEnded"
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Error"
+          },
+          "404": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/sessions/{session}/picks": {
+      "post": {
+        "operationId": "pickForSession",
+        "summary": "A pick for the session's members in a shared context (a member's key, or admin)",
+        "description": "The body is the shared snapshot; its user is the member whose phone sent it. Nothing is learned by the pick; the session remembers its track and leaves out what it played lately.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/SessionId"
+          },
+          {
+            "name": "top",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 100,
+              "default": 1
+            },
+            "description": "Return a ranked list of this many tracks (`ranked`, for top > 1), in the ranker's score order."
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/Snapshot"
+              }
+            }
+          },
+          "description": "The shared snapshot."
+        },
+        "responses": {
+          "200": {
+            "description": "The group's pick.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/GroupPick"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Error"
+          },
+          "404": {
+            "$ref": "#/components/responses/Error"
+          },
+          "408": {
+            "$ref": "#/components/responses/Error"
+          },
+          "409": {
+            "$ref": "#/components/responses/Error"
+          },
+          "413": {
+            "$ref": "#/components/responses/Error"
+          },
+          "415": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/sessions/{session}/feedback": {
+      "post": {
+        "operationId": "sessionFeedback",
+        "summary": "A member's feedback on the session's current track (the member's key, or admin)",
+        "description": "400 naming user for a non-member; 400 when the session has no pick yet. When more than half the members skip (or dislike), the session's skipped is true.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/SessionId"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/GroupFeedback"
+              }
+            }
+          },
+          "description": "The feedback."
+        },
+        "responses": {
+          "200": {
+            "description": "The member's event and the session after the vote.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/GroupFeedbackResult"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Error"
+          },
+          "404": {
+            "$ref": "#/components/responses/Error"
+          },
+          "408": {
+            "$ref": "#/components/responses/Error"
+          },
+          "409": {
+            "$ref": "#/components/responses/Error"
+          },
+          "413": {
+            "$ref": "#/components/responses/Error"
+          },
+          "415": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
     }
   },
   "components": {
@@ -1042,6 +1419,24 @@ public enum OpenAPIDocument {
             "value": "u-1042"
           }
         }
+      },
+      "SessionId": {
+        "name": "session",
+        "in": "path",
+        "required": true,
+        "schema": {
+          "$ref": "#/components/schemas/Identifier"
+        },
+        "description": "The listening session's id (as POST /v1/sessions returned it)."
+      },
+      "MemberId": {
+        "name": "user",
+        "in": "path",
+        "required": true,
+        "schema": {
+          "$ref": "#/components/schemas/Identifier"
+        },
+        "description": "The member's user id, percent-encoded (UTF-8) as a path segment."
       }
     },
     "responses": {
@@ -1144,6 +1539,8 @@ public enum OpenAPIDocument {
               "not_found",
               "method_not_allowed",
               "unknown_user",
+              "unknown_session",
+              "unknown_place",
               "conflict",
               "out_of_order",
               "request_timeout",
@@ -2635,6 +3032,198 @@ public enum OpenAPIDocument {
           "sha256": {
             "type": "string",
             "pattern": "^[0-9a-f]{64}$"
+          }
+        }
+      },
+      "NewSession": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "members"
+        ],
+        "description": "The members of a new listening session: two or more distinct known users. A user's key must be one of them.",
+        "properties": {
+          "members": {
+            "type": "array",
+            "minItems": 2,
+            "maxItems": 100,
+            "uniqueItems": true,
+            "items": {
+              "$ref": "#/components/schemas/Identifier"
+            }
+          }
+        }
+      },
+      "Session": {
+        "type": "object",
+        "required": [
+          "id",
+          "members",
+          "track",
+          "votes",
+          "skipped",
+          "ended"
+        ],
+        "description": "A listening session of a group: its members in the order they joined, the track of its last pick (null before the first), each member's vote on that track, and whether most members skipped it.",
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Identifier"
+          },
+          "members": {
+            "type": "array",
+            "minItems": 2,
+            "items": {
+              "$ref": "#/components/schemas/Identifier"
+            }
+          },
+          "track": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "votes": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "string",
+              "enum": [
+                "like",
+                "skip"
+              ]
+            }
+          },
+          "skipped": {
+            "type": "boolean"
+          },
+          "ended": {
+            "type": "boolean",
+            "const": false
+          }
+        }
+      },
+      "SessionEnded": {
+        "type": "object",
+        "required": [
+          "id",
+          "ended"
+        ],
+        "description": "A session that ended: fewer than two members were left.",
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Identifier"
+          },
+          "ended": {
+            "type": "boolean",
+            "const": true
+          }
+        }
+      },
+      "SessionMember": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "user"
+        ],
+        "properties": {
+          "user": {
+            "$ref": "#/components/schemas/Identifier"
+          }
+        }
+      },
+      "GroupPick": {
+        "type": "object",
+        "required": [
+          "session",
+          "members",
+          "track",
+          "member_ranks",
+          "aggregation"
+        ],
+        "description": "A pick for a group in one shared context: each member's ranking of 100 tracks for the shared snapshot (read without learning), aggregated (docs/scoring.md, \"Listening together\"), less the tracks the session played lately.",
+        "properties": {
+          "session": {
+            "$ref": "#/components/schemas/Identifier"
+          },
+          "members": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Identifier"
+            }
+          },
+          "track": {
+            "$ref": "#/components/schemas/Track"
+          },
+          "ranked": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Track"
+            },
+            "description": "The group's first tracks (top > 1)."
+          },
+          "member_ranks": {
+            "type": "object",
+            "additionalProperties": {
+              "type": [
+                "integer",
+                "null"
+              ],
+              "minimum": 0
+            },
+            "description": "Where the track stood in each member's own ranking (0 first; null: not among the member's 100)."
+          },
+          "aggregation": {
+            "type": "string",
+            "enum": [
+              "average",
+              "least_misery",
+              "average_without_misery",
+              "multiplicative"
+            ]
+          }
+        }
+      },
+      "GroupFeedback": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "user",
+          "signal"
+        ],
+        "description": "A member's feedback on the session's current track: an event of that member (the session's shared snapshot its context) that teaches that member's bins only, and a vote (like and complete: like; dislike and skip: skip).",
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Identifier"
+          },
+          "user": {
+            "$ref": "#/components/schemas/Identifier"
+          },
+          "signal": {
+            "type": "string",
+            "enum": [
+              "like",
+              "dislike",
+              "skip",
+              "complete"
+            ]
+          },
+          "at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "GroupFeedbackResult": {
+        "type": "object",
+        "required": [
+          "event",
+          "session"
+        ],
+        "properties": {
+          "event": {
+            "$ref": "#/components/schemas/FeedbackResult"
+          },
+          "session": {
+            "$ref": "#/components/schemas/Session"
           }
         }
       }

@@ -102,7 +102,9 @@ public final class SoundtrackAPI: Sendable {
         (.post, "/v1/picks"), (.post, "/v1/feedback"), (.get, "/v1/users/{id}/bins"), (.post, "/v1/users"),
         (.delete, "/v1/users/{id}"), (.put, "/v1/users/{id}/email"), (.get, "/v1/users/{id}/settings"), (.patch, "/v1/users/{id}/settings"),
         (.get, "/v1/users/{id}/history"), (.get, "/v1/users/{id}/places"), (.post, "/v1/users/{id}/onboard"), (.get, "/v1/users/{id}/export"),
-        (.put, "/v1/users/{id}/places/{place}"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
+        (.put, "/v1/users/{id}/places/{place}"), (.post, "/v1/sessions"), (.get, "/v1/sessions/{session}"),
+        (.post, "/v1/sessions/{session}/members"), (.delete, "/v1/sessions/{session}/members/{user}"), (.post, "/v1/sessions/{session}/picks"),
+        (.post, "/v1/sessions/{session}/feedback"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
     ]
 
     /// The methods the API serves at a request path (the route templates' `{id}` match any one
@@ -159,6 +161,16 @@ public final class SoundtrackAPI: Sendable {
         user.get("export") { request, context in try await self.getExport(request, context: context, id: context.userID()) }
         user.post("onboard") { request, context in try await self.postOnboard(request, context: context, id: context.userID()) }
         user.put("email") { request, context in try await self.putEmail(request, context: context, id: context.userID()) }
+        v1.post("sessions") { request, context in try await self.postSession(request, context: context) }
+        let session = v1.group("sessions/{session}")
+        session.get { request, context in try self.getSession(request, context: context, id: Self.sessionID(context)) }
+        session.post("members") { request, context in try await self.postSessionMember(request, context: context, id: Self.sessionID(context)) }
+        session.delete("members/{user}") { request, context in
+            try self.deleteSessionMember(
+                request, context: context, id: Self.sessionID(context), user: Self.pathID(context.parameters.require("user")))
+        }
+        session.post("picks") { request, context in try await self.postSessionPick(request, context: context, id: Self.sessionID(context)) }
+        session.post("feedback") { request, context in try await self.postSessionFeedback(request, context: context, id: Self.sessionID(context)) }
         router.get("/healthz") { _, _ in Self.json(.object([("status", .string("ok"))])) }
         router.get("/readyz") { _, _ in
             guard self.committer.isOpen, !self.isDraining else { throw APIError.unavailable }
@@ -189,6 +201,11 @@ public final class SoundtrackAPI: Sendable {
             throw InputError(path: "id", expected: "a percent-encoded UTF-8 user id in the path", got: "a malformed escape")
         }
         return try JSONObjectReader.identifier(decoded, path: "id")
+    }
+
+    /// A session id from the URL path (``pathID(_:)``'s rules).
+    static func sessionID(_ context: APIRequestContext) throws -> String {
+        try pathID(context.parameters.require("session"))
     }
 
     /// The request body, at most ``ServerConfiguration/maxBodyBytes`` (413 past it), declared as

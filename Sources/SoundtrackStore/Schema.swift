@@ -11,8 +11,9 @@ enum Schema {
     /// The schemas whose person exports this build imports: v17's (the first with exports) and
     /// v18's (whose added columns, `sessions.style` and `style_since`, may be absent: NULL). A new
     /// migration joins the list only when a document of every schema listed imports unchanged
-    /// into it (`PersonExportTests` imports a v17 document).
-    static let importableMigrations = ["v17", "v18"]
+    /// into it (`PersonExportTests` imports a v17 document). v19 added the groups' listening
+    /// sessions, whose memberships exports list and imports leave out.
+    static let importableMigrations = ["v17", "v18", "v19"]
 
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -464,6 +465,37 @@ enum Schema {
                 sql: """
                     ALTER TABLE sessions ADD COLUMN style INTEGER;
                     ALTER TABLE sessions ADD COLUMN style_since REAL CHECK ((style IS NULL) = (style_since IS NULL));
+                    """)
+        }
+        m.registerMigration("v19") { db in
+            // Listening sessions of groups (docs/scoring.md, "Listening together"). A session holds
+            // the shared snapshot of its last pick (its `user` the session's id, never a member's),
+            // that pick's track, the tracks it played (newest last) and whether most members
+            // skipped the current one; each member row their vote on the current track. A session
+            // that falls below two members ends (the trigger), also when a member is forgotten.
+            // A person's export lists their memberships but an import does not write them: the
+            // sessions are other people's too, and the person's feedback in them is in their own rows.
+            try db.execute(
+                sql: """
+                    CREATE TABLE group_sessions (
+                        id TEXT PRIMARY KEY NOT NULL CHECK (length(id) BETWEEN 1 AND 128),
+                        created_at REAL NOT NULL,
+                        snapshot TEXT,
+                        track TEXT,
+                        played TEXT NOT NULL DEFAULT '[]',
+                        skipped INTEGER NOT NULL DEFAULT 0 CHECK (skipped IN (0, 1))
+                    );
+                    CREATE TABLE group_members (
+                        session_id TEXT NOT NULL REFERENCES group_sessions(id) ON DELETE CASCADE,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        joined_at REAL NOT NULL,
+                        vote TEXT CHECK (vote IS NULL OR vote IN ('like', 'skip')),
+                        PRIMARY KEY (session_id, user_id)
+                    );
+                    CREATE INDEX group_members_by_user ON group_members(user_id);
+                    CREATE TRIGGER group_session_ends_below_two AFTER DELETE ON group_members
+                    WHEN (SELECT count(*) FROM group_members WHERE session_id = OLD.session_id) < 2
+                    BEGIN DELETE FROM group_sessions WHERE id = OLD.session_id; END;
                     """)
         }
         return m

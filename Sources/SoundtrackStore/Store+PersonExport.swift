@@ -25,7 +25,8 @@ public enum PersonExport {
         /// Columns left out: a row id the importing database assigns, a secret.
         var omitted: Set<String> = []
         /// Exported but not imported (the keys: their secrets are not in the document; the pairing
-        /// windows of the community model: counted again from the imported feedback).
+        /// windows of the community model: counted again from the imported feedback; the person's
+        /// memberships of groups' listening sessions: the sessions are other people's too).
         var imported = true
         /// Columns exported but left out of an import (an email hash keyed by the exporting
         /// database's key, which the importing database cannot check addresses against).
@@ -47,7 +48,8 @@ public enum PersonExport {
         Table(name: "calendar_events", userColumn: "user_id"),
         Table(name: "library_tracks", userColumn: "user_id"),
         Table(name: "api_keys", userColumn: "user_id", omitted: ["hash"], imported: false),
-        Table(name: "community_people", userColumn: "user_id", imported: false)
+        Table(name: "community_people", userColumn: "user_id", imported: false),
+        Table(name: "group_members", userColumn: "user_id", imported: false)
     ]
 
     /// The largest integer a JSON number holds exactly; larger ones are written as strings.

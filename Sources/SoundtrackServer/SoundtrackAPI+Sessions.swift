@@ -1,0 +1,140 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import SoundtrackContext
+import SoundtrackEngine
+import SoundtrackRules
+import SoundtrackStore
+
+/// Listening sessions of groups (docs/scoring.md, "Listening together"): `POST /v1/sessions`,
+/// `GET /v1/sessions/{session}`, joining and leaving (`POST /v1/sessions/{session}/members`,
+/// `DELETE /v1/sessions/{session}/members/{user}`), group picks (`POST …/picks`) and a member's
+/// feedback on the current track (`POST …/feedback`), which teaches that member and counts as a
+/// vote: when most members skip, the track is skipped.
+///
+/// Keys: an admin key reaches every session; a user's key creates a session it is a member of,
+/// joins and leaves as its own user, and picks and gives feedback as a member.
+extension SoundtrackAPI {
+    func postSession(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let principal = try context.requirePrincipal()
+        let r = try JSONObjectReader(Self.parseJSON(try await readBody(request)), base: "")
+        try r.rejectUnknown(["members"])
+        _ = try r.require("members", "two or more user ids")
+        let members = try r.strings("members") ?? []
+        try Rules.checkGroup(members)
+        guard principal.role == .admin || members.contains(where: principal.may(reach:)) else {
+            throw APIError(.forbidden, code: "forbidden", message: "a user's key opens only a session it is a member of", field: "members")
+        }
+        let session = try live.store.createGroupSession(id: UUID().uuidString.lowercased(), members: members, at: configuration.clock.now())
+        var response = Self.json(Self.sessionJSON(session))
+        response.status = .created
+        return response
+    }
+
+    func getSession(_ request: Request, context: APIRequestContext, id: String) throws -> Response {
+        let session = try memberSession(id, context: context)
+        return Self.json(Self.sessionJSON(session))
+    }
+
+    func postSessionMember(_ request: Request, context: APIRequestContext, id: String) async throws -> Response {
+        let principal = try context.requirePrincipal()
+        let r = try JSONObjectReader(Self.parseJSON(try await readBody(request)), base: "")
+        try r.rejectUnknown(["user"])
+        let user = try Self.required(r, "user", "a user id") { () throws -> String? in try r.optionalIdentifier("user") }
+        try principal.authorize(user: user)
+        return Self.json(Self.sessionJSON(try live.store.joinGroupSession(id: id, user: user, at: configuration.clock.now())))
+    }
+
+    func deleteSessionMember(_ request: Request, context: APIRequestContext, id: String, user: String) throws -> Response {
+        let principal = try context.requirePrincipal()
+        try principal.authorize(user: user)
+        guard let session = try live.store.leaveGroupSession(id: id, user: user) else {
+            return Self.json(.object([("id", .string(id)), ("ended", .bool(true))]))
+        }
+        return Self.json(Self.sessionJSON(session))
+    }
+
+    /// A group pick for the session's members in the shared snapshot of the body (its `user`, a
+    /// member, is whose phone sent it), leaving out what the session played lately.
+    func postSessionPick(_ request: Request, context: APIRequestContext, id: String) async throws -> Response {
+        let principal = try context.requirePrincipal()
+        let body = try await readBody(request)
+        let snapshot = try body.withUnsafeReadableBytes { raw throws(InputError) in try Snapshot.decode(bytes: raw) }
+        try principal.authorize(user: snapshot.user)
+        var top = 1
+        if let t = request.uri.queryParameters.get("top") {
+            guard let n = Int(t), (1...100).contains(n) else {
+                throw InputError(path: "top", expected: "an integer in 1...100", got: "'\(t.prefix(20))'")
+            }
+            top = n
+        }
+        guard let session = try live.store.groupSession(id: id) else { throw RuleError.unknownSession(id) }
+        guard session.members.contains(snapshot.user) else { throw RuleError.notMember(snapshot.user, session: id) }
+        var picks: [Pick] = []
+        for member in session.members {
+            do {
+                picks.append(try await live.pick(Rules.memberSnapshot(snapshot, member: member), top: GroupPick.depth, learn: false))
+            } catch RuleError.unknownUser(let user) {
+                throw RuleError.unknownMember(user)
+            }
+        }
+        let pick = try Rules.groupPick(members: session.members, picks: picks, top: top, exclude: Set(session.played))
+        try live.store.recordGroupPick(id: id, snapshot: snapshot, track: pick.track.id, window: live.rules.engine.config.repeatWindow)
+        guard case var .object(pairs) = pick.json(includeRanked: top > 1) else { return Self.json(pick.json(includeRanked: top > 1)) }
+        pairs.insert(("session", .string(id)), at: 0)
+        return Self.json(.object(pairs))
+    }
+
+    /// A member's feedback on the session's current track: an event of that member (the session's
+    /// shared snapshot as its context) that teaches that member's bins only, and a vote.
+    func postSessionFeedback(_ request: Request, context: APIRequestContext, id: String) async throws -> Response {
+        let principal = try context.requirePrincipal()
+        let r = try JSONObjectReader(Self.parseJSON(try await readBody(request)), base: "")
+        try r.rejectUnknown(["id", "user", "signal", "at"])
+        let eventId = try Self.required(r, "id", "an event id") { () throws -> String? in try r.optionalIdentifier("id") }
+        let user = try Self.required(r, "user", "a member's user id") { () throws -> String? in try r.optionalIdentifier("user") }
+        let signal = try Self.required(r, "signal", "like, dislike, skip or complete") { () throws -> Signal? in try r.enumeration("signal", Signal.self) }
+        guard signal != .rate else { throw InputError(path: "signal", expected: "like, dislike, skip or complete", got: "'rate'") }
+        let at = try r.timestamp("at") ?? Timestamp(date: configuration.clock.now(), offsetSeconds: 0)
+        try principal.authorize(user: user)
+        guard let session = try live.store.groupSession(id: id) else { throw RuleError.unknownSession(id) }
+        guard session.members.contains(user) else { throw RuleError.notMember(user, session: id) }
+        guard let track = session.track, let shared = session.snapshot else { throw RuleError.noContext }
+        let event = FeedbackEvent(
+            id: eventId, user: user, at: at, track: track, signal: signal, snapshot: Rules.memberSnapshot(shared, member: user))
+        let verdict = try await live.feedback([event])[0].get()
+        let voted = try live.store.recordGroupVote(id: id, user: user, skip: event.isDislike)
+        return Self.json(
+            .object([
+                ("event", verdict.json(eventId: eventId)), ("session", Self.sessionJSON(voted))
+            ]))
+    }
+
+    /// A field that must be given and not `null`, read by `read`.
+    private static func required<T>(
+        _ r: JSONObjectReader, _ key: String, _ expected: String, _ read: () throws -> T?
+    ) throws -> T {
+        _ = try r.require(key, expected)
+        guard let value = try read() else { throw InputError(path: r.path(of: key), expected: expected, got: "null") }
+        return value
+    }
+
+    /// The session, for a member's key or an admin key.
+    private func memberSession(_ id: String, context: APIRequestContext) throws -> GroupSession {
+        let principal = try context.requirePrincipal()
+        guard let session = try live.store.groupSession(id: id) else { throw RuleError.unknownSession(id) }
+        guard principal.role == .admin || session.members.contains(where: principal.may(reach:)) else {
+            throw APIError(.forbidden, code: "forbidden", message: "this key reaches no member of session '\(id)'", field: nil)
+        }
+        return session
+    }
+
+    /// A session as JSON: its id, members, current track, the members' votes on it and whether it was skipped.
+    static func sessionJSON(_ s: GroupSession) -> JSONValue {
+        .object([
+            ("id", .string(s.id)), ("members", .array(s.members.map { .string($0) })), ("track", s.track.map { .string($0) } ?? .null),
+            ("votes", .object(s.members.compactMap { m in s.votes[m].map { (m, .string($0)) } })), ("skipped", .bool(s.skipped)),
+            ("ended", .bool(false))
+        ])
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import SoundtrackContext
+import SoundtrackServer
+import SoundtrackTestSupport
+import Testing
+
+/// Listening sessions of groups (issue 43, item 1): open, join, leave, group picks that leave out
+/// what the session played, a member's feedback that teaches only that member and counts as a vote.
+@Suite struct SessionTests {
+    @Test func aGroupListensTogether() async throws {
+        let f = try Fixture(users: ["u-1", "u-2", "u-3", "u-4"])
+        let admin = f.admin, key1 = f.keys["u-1"]!, key4 = f.keys["u-4"]!
+        try await f.api.buildApplication().test(.router) { client in
+            // u-1 opens a session with u-2 and u-3 (201).
+            var r = try await client.send(.post, "/v1/sessions", key: key1, body: #"{"members": ["u-1", "u-2", "u-3"]}"#)
+            #expect(r.status == .created, "\(r.text)")
+            let id = try #require(r.json["id"]?.stringValue)
+            #expect(r.json["track"] == .null && r.json["skipped"] == .bool(false))
+            // A pick in u-1's snapshot: one track, ranked from the three members' rankings.
+            r = try await client.send(.post, "/v1/sessions/\(id)/picks?top=3", key: key1, body: Doc.snapshot(user: "u-1"))
+            #expect(r.status == .ok, "\(r.text)")
+            #expect(r.json["session"]?.stringValue == id && r.json["ranked"]?.arrayCount == 3)
+            #expect(r.json["aggregation"]?.stringValue == "multiplicative")
+            let first = try #require(r.json["track"]?["id"]?.stringValue)
+            // The next pick leaves out what the session played.
+            r = try await client.send(.post, "/v1/sessions/\(id)/picks", key: key1, body: Doc.snapshot(user: "u-1"))
+            let second = try #require(r.json["track"]?["id"]?.stringValue)
+            #expect(second != first)
+            // u-2 skips: a vote, and an event of u-2 alone.
+            r = try await client.send(.post, "/v1/sessions/\(id)/feedback", key: admin, body: #"{"id": "g-1", "user": "u-2", "signal": "skip"}"#)
+            #expect(r.status == .ok, "\(r.text)")
+            #expect(r.json["event"]?["status"]?.stringValue == "applied")
+            #expect(r.json["session"]?["votes"]?["u-2"]?.stringValue == "skip" && r.json["session"]?["skipped"] == .bool(false))
+            #expect(try f.service.bins(user: "u-2").count == 1)
+            #expect(try f.service.bins(user: "u-1").isEmpty && f.service.bins(user: "u-3").isEmpty)
+            // u-3 skips too: most members did, the track is skipped.
+            r = try await client.send(.post, "/v1/sessions/\(id)/feedback", key: admin, body: #"{"id": "g-2", "user": "u-3", "signal": "dislike"}"#)
+            #expect(r.json["session"]?["skipped"] == .bool(true), "\(r.text)")
+            // Feedback from a non-member, and a member's feedback given with another's key, are refused.
+            r = try await client.send(.post, "/v1/sessions/\(id)/feedback", key: admin, body: #"{"id": "g-3", "user": "u-4", "signal": "like"}"#)
+            #expect(r.status == .badRequest && r.errorField == "user", "\(r.text)")
+            r = try await client.send(.post, "/v1/sessions/\(id)/feedback", key: key4, body: #"{"id": "g-3", "user": "u-2", "signal": "like"}"#)
+            #expect(r.status == .forbidden)
+            // u-4 joins with its own key; joining twice is a conflict; a non-member's key cannot read another session.
+            r = try await client.send(.post, "/v1/sessions/\(id)/members", key: key4, body: #"{"user": "u-4"}"#)
+            #expect(r.status == .ok && r.json["members"]?.arrayCount == 4, "\(r.text)")
+            r = try await client.send(.post, "/v1/sessions/\(id)/members", key: key4, body: #"{"user": "u-4"}"#)
+            #expect(r.status == .conflict && r.errorField == "user")
+            // Members leave; the session ends below two.
+            for user in ["u-4", "u-3"] {
+                r = try await client.send(.delete, "/v1/sessions/\(id)/members/\(user)", key: admin)
+                #expect(r.status == .ok && r.json["ended"] == .bool(false), "\(r.text)")
+            }
+            r = try await client.send(.delete, "/v1/sessions/\(id)/members/u-2", key: admin)
+            #expect(r.json["ended"] == .bool(true), "\(r.text)")
+            r = try await client.send(.get, "/v1/sessions/\(id)", key: admin)
+            #expect(r.status == .notFound && r.errorCode == "unknown_session")
+        }
+    }
+
+    @Test func badGroupsAreRefusedNamingTheirField() async throws {
+        let f = try Fixture(users: ["u-1", "u-2", "u-3"])
+        let admin = f.admin, key3 = f.keys["u-3"]!
+        try await f.api.buildApplication().test(.router) { client in
+            for (body, message) in [
+                (#"{"members": ["u-1"]}"#, "got one member"), (#"{"members": ["u-1", "u-1"]}"#, "got 'u-1' twice"),
+                (#"{"members": ["u-1", "zed"]}"#, "got 'zed' (an unknown user)"), (#"{"members": []}"#, "got 0 members")
+            ] {
+                let r = try await client.send(.post, "/v1/sessions", key: admin, body: body)
+                #expect(r.status == .badRequest && r.errorField == "members" && r.text.contains(message), "\(r.text)")
+            }
+            // A user's key opens only a session it is a member of.
+            var r = try await client.send(.post, "/v1/sessions", key: key3, body: #"{"members": ["u-1", "u-2"]}"#)
+            #expect(r.status == .forbidden)
+            r = try await client.send(.post, "/v1/sessions", key: admin, body: #"{"members": ["u-1", "u-2"]}"#)
+            let id = try #require(r.json["id"]?.stringValue)
+            r = try await client.send(.get, "/v1/sessions/\(id)", key: key3)
+            #expect(r.status == .forbidden)
+            // Feedback before any pick has no track to be about; a pick from a non-member's phone is refused.
+            r = try await client.send(.post, "/v1/sessions/\(id)/feedback", key: admin, body: #"{"id": "g-1", "user": "u-1", "signal": "like"}"#)
+            #expect(r.status == .badRequest, "\(r.text)")
+            r = try await client.send(.post, "/v1/sessions/\(id)/picks", key: admin, body: Doc.snapshot(user: "u-3"))
+            #expect(r.status == .badRequest && r.errorField == "user", "\(r.text)")
+            r = try await client.send(.post, "/v1/sessions/nope/picks", key: admin, body: Doc.snapshot(user: "u-1"))
+            #expect(r.status == .notFound && r.errorCode == "unknown_session")
+            // Forgetting a member ends a session of two.
+            r = try await client.send(.delete, "/v1/users/u-2", key: admin)
+            #expect(r.status == .ok || r.status == .noContent, "\(r.text)")
+            r = try await client.send(.get, "/v1/sessions/\(id)", key: admin)
+            #expect(r.status == .notFound)
+        }
+    }
+}
