@@ -237,7 +237,7 @@ enum Slots {
     static let hrZone = FeatureLayout.require("motion.hr_zone")
     static let stepsToday = FeatureLayout.require("motion.steps_today")
     static let audioRoute = FeatureLayout.require("audio.\(FeatureLayout.audioRoutes[0])")
-    static let volume = FeatureLayout.require("audio.volume")
+    static let volume = FeatureLayout.volumeSlot
     static let tags = FeatureLayout.require("tags.t0")
 
 }

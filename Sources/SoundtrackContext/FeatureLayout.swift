@@ -82,6 +82,10 @@ public enum FeatureLayout {
     /// The index of a slot by its dotted name, or `nil` if there is no such slot.
     public static func index(of name: String) -> Int? { indexByName[name] }
 
+    /// The slot of the playback volume the phone reports (`audio.volume`), which the engine's
+    /// volume suggestion reads and a like sets.
+    public static let volumeSlot = require("audio.volume")
+
     /// The index of a slot that is known to exist (a programming error otherwise).
     public static func require(_ name: String) -> Int {
         guard let i = indexByName[name] else { preconditionFailure("no feature slot named \(name)") }

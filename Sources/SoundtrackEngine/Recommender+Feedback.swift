@@ -64,7 +64,7 @@ extension Recommender {
             // reports (docs/scoring.md, "Volume"), not the pick's (a dislike streak pushes the bin
             // away from the pick's context, not from the volume the person chose).
             x = pick.features
-            if event.isLike, let volume = event.snapshot?.audio?.volume { x.set(VolumeSlot.index, Float(volume)) }
+            if event.isLike, let volume = event.snapshot?.audio?.volume { x.set(FeatureLayout.volumeSlot, Float(volume)) }
             ranking = pick.ranking
             binIndex = i
         } else if let snapshot = event.snapshot {

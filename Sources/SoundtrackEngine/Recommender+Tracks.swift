@@ -11,6 +11,8 @@ extension Recommender {
     struct TrackChoice {
         var ranked: [String]
         var pick: String
+        /// The catalog row of ``pick`` (`nil` when there was no track to pick).
+        var pickRow: Int?
         var source: String
         var signals: [Pick.Signal]
     }
@@ -44,7 +46,7 @@ extension Recommender {
         let depth = config.exploration > 0 ? max(2, config.explorationDepth) : 1
         // In a rut every candidate's place is needed (the first ones may all be of the style).
         let scored = scoreRows(x, binIndex: binIndex, similarities: similarities, state: &state, rows: rows, first: style == nil ? max(count, depth) : nil)
-        guard !rows.isEmpty else { return TrackChoice(ranked: [], pick: "", source: "catalog", signals: []) }
+        guard !rows.isEmpty else { return TrackChoice(ranked: [], pick: "", pickRow: nil, source: "catalog", signals: []) }
         let order = style.map { Self.movingAway(from: $0, order: scored.order, rows: rows, index: index) } ?? scored.order
         var chosen = 0
         if config.exploration > 0, rows.count > 1, Float(rng.unit()) < config.exploration {
@@ -67,7 +69,7 @@ extension Recommender {
         }
         let signals = Self.topSignals(top.signals, weights: ranker.weights, names: RankerModel.signals, count: 3)
         return TrackChoice(
-            ranked: order.prefix(count).map { index.id(ofRow: rows[$0]) }, pick: id, source: source, signals: signals)
+            ranked: order.prefix(count).map { index.id(ofRow: rows[$0]) }, pick: id, pickRow: top.row, source: source, signals: signals)
     }
 
     /// The context's attributes (``ContextAttributes``) when there is a community to count them in, else none.

@@ -8,7 +8,7 @@ extension Recommender {
     /// has set it for this context); else, and when the snapshot reports none, what the bin has
     /// learned (``learnedVolume(binIndex:state:)``): a context change is where a suggestion helps.
     public func suggestedVolume(binIndex: Int, x: FeatureVector, continuing: Bool, state: UserState) -> Float {
-        let slot = VolumeSlot.index
+        let slot = FeatureLayout.volumeSlot
         if continuing, x.mask[slot] > 0 { return min(1, max(0, x.values[slot])) }
         return learnedVolume(binIndex: binIndex, state: state)
     }
@@ -23,7 +23,7 @@ extension Recommender {
     /// ``volumePriorWeight``.
     public func learnedVolume(binIndex: Int, state: UserState) -> Float {
         let bin = state.bins[binIndex]
-        let slot = VolumeSlot.index
+        let slot = FeatureLayout.volumeSlot
         let prior = bin.prior.flatMap { priors.prior(named: $0)?.volume } ?? priors.fallback.volume ?? 0.5
         let heard = Float(bin.observations) * bin.observed[slot]
         let k = Self.volumePriorWeight
@@ -33,8 +33,4 @@ extension Recommender {
 
     /// How many reported volumes the prior weighs as (``learnedVolume(binIndex:state:)``).
     public static let volumePriorWeight: Float = 2
-
-    enum VolumeSlot {
-        static let index = FeatureLayout.require("audio.volume")
-    }
 }

@@ -100,7 +100,7 @@ public struct Recommender: Sendable {
         state.pickCounter += 1
         state.changes.counters = true
         remember(track: chosenTrack, state: &state)
-        continueRun(row: catalog.index().row(of: chosenTrack), at: at, state: &state)
+        continueRun(row: tracks.pickRow, at: at, state: &state)
         let number = state.bins[binIdx].number
         if state.session.currentBin != number { state.session.dislikeStreak = 0 }
         state.session.currentBin = number

@@ -8,6 +8,16 @@ import SoundtrackContext
 enum Fixtures {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// The shipped thresholds file decoded with `key` set to `value` (`nil`: without the key): the
+    /// tests of an optional field's default, range and error.
+    /// - Throws: what ``Thresholds/decode(_:)`` throws for the changed document.
+    static func shippedThresholds(setting key: String, to value: Any?) throws -> Thresholds {
+        let url = root.appendingPathComponent("Models/thresholds.v2.json")
+        var doc = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] ?? [:]
+        doc[key] = value
+        return try Thresholds.decode(JSONSerialization.data(withJSONObject: doc))
+    }
+
     static let catalog: CatalogIndex = {
         let url = root.appendingPathComponent("datasets/musicoset/catalog.csv")
         let (tracks, _) = try! CatalogReader().read(contentsOf: url)

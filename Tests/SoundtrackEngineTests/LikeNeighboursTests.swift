@@ -100,16 +100,12 @@ struct LikeNeighboursTests {
 
     @Test("like_neighbours is optional in a thresholds file (1 when absent) and refused outside 0…32, naming the field")
     func thresholdsField() throws {
-        let url = Fixtures.root.appendingPathComponent("Models/thresholds.v2.json")
-        var doc = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
-        #expect(try Thresholds.decode(JSONSerialization.data(withJSONObject: doc)).likeNeighbours == 1)
-        doc["like_neighbours"] = 5
-        #expect(try Thresholds.decode(JSONSerialization.data(withJSONObject: doc)).likeNeighbours == 5)
-        doc.removeValue(forKey: "like_neighbours")
-        #expect(try Thresholds.decode(JSONSerialization.data(withJSONObject: doc)).likeNeighbours == Thresholds.defaultLikeNeighbours)
-        doc["like_neighbours"] = 33
+        let file = try JSONSerialization.jsonObject(with: Data(contentsOf: Fixtures.root.appendingPathComponent("Models/thresholds.v2.json")))
+        #expect((file as? [String: Any])?["like_neighbours"] as? Int == 1)
+        #expect(try Fixtures.shippedThresholds(setting: "like_neighbours", to: 5).likeNeighbours == 5)
+        #expect(try Fixtures.shippedThresholds(setting: "like_neighbours", to: nil).likeNeighbours == Thresholds.defaultLikeNeighbours)
         #expect {
-            try Thresholds.decode(JSONSerialization.data(withJSONObject: doc))
+            try Fixtures.shippedThresholds(setting: "like_neighbours", to: 33)
         } throws: { error in
             "\(error)".contains("like_neighbours")
         }

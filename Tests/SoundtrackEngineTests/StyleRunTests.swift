@@ -101,16 +101,12 @@ struct StyleRunTests {
 
     @Test("rut_minutes is optional in a thresholds file (30 when absent) and refused outside 0…1440, naming the field")
     func thresholdsField() throws {
-        let url = Fixtures.root.appendingPathComponent("Models/thresholds.v2.json")
-        var doc = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
-        #expect(try Thresholds.decode(JSONSerialization.data(withJSONObject: doc)).rutMinutes == 30)
-        doc["rut_minutes"] = 45
-        #expect(try Thresholds.decode(JSONSerialization.data(withJSONObject: doc)).rutMinutes == 45)
-        doc.removeValue(forKey: "rut_minutes")
-        #expect(try Thresholds.decode(JSONSerialization.data(withJSONObject: doc)).rutMinutes == Thresholds.defaultRutMinutes)
-        doc["rut_minutes"] = -1
+        let file = try JSONSerialization.jsonObject(with: Data(contentsOf: Fixtures.root.appendingPathComponent("Models/thresholds.v2.json")))
+        #expect((file as? [String: Any])?["rut_minutes"] as? Int == 30)
+        #expect(try Fixtures.shippedThresholds(setting: "rut_minutes", to: 45).rutMinutes == 45)
+        #expect(try Fixtures.shippedThresholds(setting: "rut_minutes", to: nil).rutMinutes == Thresholds.defaultRutMinutes)
         #expect {
-            try Thresholds.decode(JSONSerialization.data(withJSONObject: doc))
+            try Fixtures.shippedThresholds(setting: "rut_minutes", to: -1)
         } throws: { error in
             "\(error)".contains("rut_minutes")
         }
