@@ -36,6 +36,13 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
     case noContext
     /// The user (`user`) has no learned place with this id.
     case unknownPlace(String, user: String)
+    /// The user (`user`) was issued no quiz round with this id (another person's round included).
+    case unknownQuiz(String, user: String)
+    /// The quiz round was answered before: a round is answered once.
+    case quizAnswered(String)
+    /// The person's history is too short for a quiz round: `likedSongs` songs liked in `bins` bins
+    /// (docs/scoring.md, "Quiz").
+    case tooLittleHistory(user: String, likedSongs: Int, bins: Int)
 
     /// The input field at fault (a JSON path of the event or request).
     public var field: String {
@@ -46,6 +53,8 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .unknownTrack(_, field): field
         case .unknownPick, .pickOfAnotherUser, .pickBinGone, .noContext: "pick_id"
         case .unknownPlace: "place"
+        case .unknownQuiz, .quizAnswered: "quiz"
+        case .tooLittleHistory: "user"
         }
     }
 
@@ -64,6 +73,10 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
         case .pickBinGone: "a pick whose bin still exists (or an embedded snapshot)"
         case .noContext: "a pick of this user or an embedded snapshot"
         case let .unknownPlace(_, user): "a place of user '\(user)' (soundtrack places list)"
+        case let .unknownQuiz(_, user): "a quiz round issued to user '\(user)' (GET /v1/users/{id}/quiz, soundtrack quiz --json)"
+        case .quizAnswered: "a quiz round not answered yet (a round is answered once)"
+        case .tooLittleHistory:
+            "a person with a history for a quiz: at least 5 songs liked, in at least 2 bins (like more songs in more places first)"
         }
     }
 
@@ -71,8 +84,11 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
     public var got: String {
         switch self {
         case let .unknownUser(id), let .eventIdTaken(id), let .unknownTrack(id, _), let .unknownPick(id, _), let .pickBinGone(id),
-            let .unknownPlace(id, _):
+            let .unknownPlace(id, _), let .unknownQuiz(id, _):
             "'\(id)'"
+        case let .quizAnswered(id): "'\(id)' (answered before)"
+        case let .tooLittleHistory(user, songs, bins):
+            "'\(user)' with \(songs) liked song\(songs == 1 ? "" : "s") in \(bins) bin\(bins == 1 ? "" : "s")"
         case let .userExists(id), let .keyExists(id): "'\(id)' (already exists)"
         case let .outOfOrder(at, _): "'\(at.rfc3339)' (events must be in time order per user)"
         case let .pickOfAnotherUser(id, _): "'\(id)' (a pick of another user)"

@@ -57,7 +57,7 @@ struct Entry {
     /// | error | status |
     /// | --- | --- |
     /// | ``InputError`` (malformed or invalid input) | 2 |
-    /// | ``RuleError``: an unknown user, an id in use, an event out of time order, an unknown track or pick | 2 |
+    /// | ``RuleError``: an unknown user, an id in use, an event out of time order, an unknown track or pick, a quiz round unknown or answered, too little history for one | 2 |
     /// | bad records already reported (`BadInputExit`), usage errors | 2 |
     /// | `--help`, `--version` | 0 |
     /// | anything else (database, file system, network) | 1 |
@@ -99,7 +99,7 @@ struct Entry {
     static func status(for error: RuleError) -> Int32 {
         switch error {
         case .unknownUser, .userExists, .keyExists, .eventIdTaken, .outOfOrder, .unknownTrack, .unknownPick, .pickOfAnotherUser,
-            .pickBinGone, .noContext, .unknownPlace:
+            .pickBinGone, .noContext, .unknownPlace, .unknownQuiz, .quizAnswered, .tooLittleHistory:
             Exit.badInput
         }
     }
