@@ -114,7 +114,7 @@ struct Soundtrack: AsyncParsableCommand {
         subcommands: [
             PickCommand.self, OnboardCommand.self, FeedbackCommand.self, BinsCommand.self, UsersCommand.self, CatalogCommand.self, BatchCommand.self, ReplayCommand.self,
             SimulateCommand.self, EvalCommand.self, FitCommand.self, DemoCommand.self, BenchCommand.self, ServeCommand.self, KeysCommand.self, ConfigCommand.self,
-            ImportCommand.self, ModelsCommand.self, SettingsCommand.self, HistoryCommand.self, PlacesCommand.self
+            ImportCommand.self, ModelsCommand.self, SettingsCommand.self, HistoryCommand.self, PlacesCommand.self, QuizCommand.self
         ]
     )
 }
