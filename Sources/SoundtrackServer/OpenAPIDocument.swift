@@ -10,7 +10,7 @@ public enum OpenAPIDocument {
   "info": {
     "title": "Soundtrack HTTP API",
     "version": "1.9.0",
-    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings; a pick for a person whose location_services is off says \"location\": \"off\". 1.4.0: GET /v1/users/{id}/history lists a person's stored picks, newest first, with the feedback each got, a page at a time. 1.5.0: GET /v1/users/{id}/places lists the places learned from a person's coordinates; PUT /v1/users/{id}/places/{place} names one; settings gain calendar_titles. 1.6.0: POST /v1/users/{id}/onboard starts a person from one song (an admin key may create the person in the same transaction). 1.7.0: GET /v1/users/{id}/export returns every row kept about a person (PersonExport). 1.8.0: a pick carries volume (0 to 1), the playback volume it suggests, when the person's volume_control setting is on. 1.9.0: GET /v1/users/{id}/quiz issues a round of the music quiz drawn from a person's bins and feedback (five questions of four choices, without the answers); POST /v1/users/{id}/quiz/{quiz}/answers answers it once, timed by the server; a person's export holds the quiz's rounds and best score."
+    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings; a pick for a person whose location_services is off says \"location\": \"off\". 1.4.0: GET /v1/users/{id}/history lists a person's stored picks, newest first, with the feedback each got, a page at a time. 1.5.0: GET /v1/users/{id}/places lists the places learned from a person's coordinates; PUT /v1/users/{id}/places/{place} names one; settings gain calendar_titles. 1.6.0: POST /v1/users/{id}/onboard starts a person from one song (an admin key may create the person in the same transaction). 1.7.0: GET /v1/users/{id}/export returns every row kept about a person (PersonExport). 1.8.0: a pick carries volume (0 to 1), the playback volume it suggests, when the person's volume_control setting is on. 1.9.0: GET /v1/users/{id}/quiz issues a round of the music quiz drawn from a person's bins and feedback (five questions of four choices, without the answers); POST /v1/users/{id}/quiz/{quiz}/answers answers it once, timed by the server; a person's export holds the quiz's rounds and best score. NewUser's region refuses control characters (a leading NUL was a 500)."
   },
   "servers": [
     {
@@ -2388,7 +2388,8 @@ public enum OpenAPIDocument {
             ],
             "minLength": 1,
             "maxLength": 64,
-            "description": "A region such as DE or US-CA: 1 to 64 Unicode code points."
+            "description": "A region such as DE or US-CA: 1 to 64 Unicode code points, without control characters.",
+            "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]+$(?!\\n)"
           }
         }
       },
