@@ -48,6 +48,13 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
     case notMember(String, session: String)
     /// The user is a member of the session already.
     case alreadyMember(String, session: String)
+    /// The user (`user`) was issued no quiz round with this id (another person's round included).
+    case unknownQuiz(String, user: String)
+    /// The quiz round was answered before: a round is answered once.
+    case quizAnswered(String)
+    /// The person's history is too short for a quiz round: `likedSongs` songs liked in `bins` bins
+    /// (docs/scoring.md, "Quiz").
+    case tooLittleHistory(user: String, likedSongs: Int, bins: Int)
 
     /// The input field at fault (a JSON path of the event or request).
     public var field: String {
@@ -61,6 +68,8 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
         case .groupTooSmall, .memberTwice, .unknownMember: "members"
         case .unknownSession: "session"
         case .notMember, .alreadyMember: "user"
+        case .unknownQuiz, .quizAnswered: "quiz"
+        case .tooLittleHistory: "user"
         }
     }
 
@@ -85,6 +94,10 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownSession: "an open listening session (POST /v1/sessions)"
         case let .notMember(_, session): "a member of session '\(session)'"
         case let .alreadyMember(_, session): "a user who is not yet a member of session '\(session)'"
+        case let .unknownQuiz(_, user): "a quiz round issued to user '\(user)' (GET /v1/users/{id}/quiz, soundtrack quiz --json)"
+        case .quizAnswered: "a quiz round not answered yet (a round is answered once)"
+        case .tooLittleHistory:
+            "a person with a history for a quiz: at least 5 songs liked, in at least 2 bins (like more songs in more places first)"
         }
     }
 
@@ -92,8 +105,11 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
     public var got: String {
         switch self {
         case let .unknownUser(id), let .eventIdTaken(id), let .unknownTrack(id, _), let .unknownPick(id, _), let .pickBinGone(id),
-            let .unknownPlace(id, _):
+            let .unknownPlace(id, _), let .unknownQuiz(id, _):
             "'\(id)'"
+        case let .quizAnswered(id): "'\(id)' (answered before)"
+        case let .tooLittleHistory(user, songs, bins):
+            "'\(user)' with \(songs) liked song\(songs == 1 ? "" : "s") in \(bins) bin\(bins == 1 ? "" : "s")"
         case let .userExists(id), let .keyExists(id): "'\(id)' (already exists)"
         case let .outOfOrder(at, _): "'\(at.rfc3339)' (events must be in time order per user)"
         case let .pickOfAnotherUser(id, _): "'\(id)' (a pick of another user)"

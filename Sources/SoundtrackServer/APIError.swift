@@ -10,7 +10,7 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     /// The HTTP status.
     public var status: HTTPResponse.Status
     /// A stable code (`bad_request`, `unauthorized`, `forbidden`, `not_found`, `method_not_allowed`,
-    /// `unknown_user`, `request_timeout`, `payload_too_large`, `unsupported_media_type`, `rate_limited`, `conflict`,
+    /// `unknown_user`, `unknown_place`, `unknown_quiz`, `too_little_history`, `request_timeout`, `payload_too_large`, `unsupported_media_type`, `rate_limited`, `conflict`,
     /// `out_of_order`, `unavailable`, `internal`).
     public var code: String
     /// A human-readable message; never internals.
@@ -44,6 +44,10 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     /// | ``RuleError/unknownSession(_:)`` | 404 | `unknown_session` |
     /// | ``RuleError/alreadyMember(_:session:)`` | 409 | `conflict` |
     /// | ``RuleError/userExists(_:)``, ``RuleError/keyExists(_:)``, ``RuleError/eventIdTaken(_:)`` | 409 | `conflict` |
+    /// | ``RuleError/unknownPlace(_:user:)`` | 404 | `unknown_place` |
+    /// | ``RuleError/unknownQuiz(_:user:)`` | 404 | `unknown_quiz` |
+    /// | ``RuleError/userExists(_:)``, ``RuleError/keyExists(_:)``, ``RuleError/eventIdTaken(_:)``, ``RuleError/quizAnswered(_:)`` | 409 | `conflict` |
+    /// | ``RuleError/tooLittleHistory(user:likedSongs:bins:)`` | 409 | `too_little_history` |
     /// | ``RuleError/outOfOrder(at:previous:)`` | 409 | `out_of_order` |
     /// | ``RuleError/unknownTrack(_:field:)``, ``RuleError/unknownPick(_:user:)``, ``RuleError/pickOfAnotherUser(_:user:)``, ``RuleError/pickBinGone(_:)``, ``RuleError/noContext``, the group's (``RuleError/groupTooSmall(_:)``, ``RuleError/memberTwice(_:)``, ``RuleError/unknownMember(_:)``, ``RuleError/notMember(_:session:)``) | 400 | `bad_request` |
     /// | anything else | 500 | `internal` (logged by type, never shown) |
@@ -60,7 +64,9 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
                 switch e {
                 case .unknownUser: (.notFound, "unknown_user")
                 case .unknownPlace: (.notFound, "unknown_place")
-                case .userExists, .keyExists, .eventIdTaken: (.conflict, "conflict")
+                case .unknownQuiz: (.notFound, "unknown_quiz")
+                case .userExists, .keyExists, .eventIdTaken, .quizAnswered: (.conflict, "conflict")
+                case .tooLittleHistory: (.conflict, "too_little_history")
                 case .outOfOrder: (.conflict, "out_of_order")
                 case .unknownTrack, .unknownPick, .pickOfAnotherUser, .pickBinGone, .noContext: (.badRequest, "bad_request")
                 case .groupTooSmall, .memberTwice, .unknownMember, .notMember: (.badRequest, "bad_request")

@@ -9,8 +9,8 @@ public enum OpenAPIDocument {
   "openapi": "3.1.0",
   "info": {
     "title": "Soundtrack HTTP API",
-    "version": "1.9.0",
-    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings; a pick for a person whose location_services is off says \"location\": \"off\". 1.4.0: GET /v1/users/{id}/history lists a person's stored picks, newest first, with the feedback each got, a page at a time. 1.5.0: GET /v1/users/{id}/places lists the places learned from a person's coordinates; PUT /v1/users/{id}/places/{place} names one; settings gain calendar_titles. 1.6.0: POST /v1/users/{id}/onboard starts a person from one song (an admin key may create the person in the same transaction). 1.7.0: GET /v1/users/{id}/export returns every row kept about a person (PersonExport). 1.8.0: a pick carries volume (0 to 1), the playback volume it suggests, when the person's volume_control setting is on. 1.9.0: listening sessions of groups (POST /v1/sessions, GET /v1/sessions/{session}, joining and leaving, group picks, a member's feedback as a vote: when most members skip, the track is skipped)."
+    "version": "1.10.0",
+    "description": "Context-aware music recommendations: sensor snapshots in, picks out, feedback learned. Formats are those of docs/formats.md (v1). Every error is {\"error\": {\"code\", \"message\", \"field\"?}} with a stable code. 1.1.0: schemas field by field with every limit; users carry email_hash and email_hash_scheme (email_sha256 deprecated). 1.2.0: PUT /v1/users/{id}/email replaces (and re-keys) a user's email. 1.3.0: GET and PATCH /v1/users/{id}/settings read and change a person's settings; a pick for a person whose location_services is off says \"location\": \"off\". 1.4.0: GET /v1/users/{id}/history lists a person's stored picks, newest first, with the feedback each got, a page at a time. 1.5.0: GET /v1/users/{id}/places lists the places learned from a person's coordinates; PUT /v1/users/{id}/places/{place} names one; settings gain calendar_titles. 1.6.0: POST /v1/users/{id}/onboard starts a person from one song (an admin key may create the person in the same transaction). 1.7.0: GET /v1/users/{id}/export returns every row kept about a person (PersonExport). 1.8.0: a pick carries volume (0 to 1), the playback volume it suggests, when the person's volume_control setting is on. 1.9.0: listening sessions of groups (POST /v1/sessions, GET /v1/sessions/{session}, joining and leaving, group picks, a member's feedback as a vote: when most members skip, the track is skipped). 1.10.0: GET /v1/users/{id}/quiz issues a round of the music quiz drawn from a person's bins and feedback (five questions of four choices, without the answers); POST /v1/users/{id}/quiz/{quiz}/answers answers it once, timed by the server; a person's export holds the quiz's rounds and best score. NewUser's region refuses control characters (a leading NUL was a 500)."
   },
   "servers": [
     {
@@ -1394,6 +1394,148 @@ public enum OpenAPIDocument {
           }
         }
       }
+    },
+    "/v1/users/{id}/quiz": {
+      "get": {
+        "operationId": "issueQuiz",
+        "summary": "A new round of the music quiz from the person's own music (their own user key, or admin)",
+        "description": "Five questions with four choices each, drawn from the person's bins and the feedback they hold: \"Which of these songs did you like in <bin label>?\" and \"Where do you usually hear <song>?\" (docs/scoring.md, \"Quiz\"). The round is stored with its right answers and the server's time of issue; the answers are not in the response. Answer it with POST /v1/users/{id}/quiz/{quiz}/answers: a right answer scores up to 1000 points, more the faster (the time from issue to the answers, shared evenly among the questions, within 20 s a question), a wrong or late one 0. A person who has liked fewer than 5 songs, or in fewer than 2 bins, gets a 409 too_little_history naming the counts instead of a round.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/UserId"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The round, without its answers.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/QuizRound"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Error"
+          },
+          "404": {
+            "$ref": "#/components/responses/Error"
+          },
+          "409": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/users/{id}/quiz/{quiz}/answers": {
+      "post": {
+        "operationId": "answerQuiz",
+        "summary": "Answer a round of the music quiz, once (their own user key, or admin)",
+        "description": "One choice (1 to 4) a question, in order. The server times the answers: the time from the round's issue to this request, shared evenly among its questions, so a client cannot claim a speed. A right answer within 20 s scores round(1000 x (1 - t/40)), a wrong or late one 0; the round's score is their sum and the person's best score is kept. A round of another person is not found (404 unknown_quiz), a round answered before is a 409 conflict, a body that is not five choices 1 to 4 a 400 naming the field.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/UserId"
+          },
+          {
+            "name": "quiz",
+            "in": "path",
+            "required": true,
+            "description": "The round's id, as GET /v1/users/{id}/quiz gave it.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128
+            },
+            "example": "qz-83bc9371e7d7"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "description": "The choices; at most --max-body-bytes, 1 MiB by default.",
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/QuizAnswers"
+              },
+              "examples": {
+                "five": {
+                  "summary": "Five choices",
+                  "value": {
+                    "answers": [
+                      1,
+                      3,
+                      2,
+                      4,
+                      1
+                    ]
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Each answer's result, the round's score and the person's best.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/QuizOutcome"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Error"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Error"
+          },
+          "404": {
+            "$ref": "#/components/responses/Error"
+          },
+          "408": {
+            "$ref": "#/components/responses/Error"
+          },
+          "409": {
+            "$ref": "#/components/responses/Error"
+          },
+          "413": {
+            "$ref": "#/components/responses/Error"
+          },
+          "415": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
     }
   },
   "components": {
@@ -1541,8 +1683,10 @@ public enum OpenAPIDocument {
               "unknown_user",
               "unknown_session",
               "unknown_place",
+              "unknown_quiz",
               "conflict",
               "out_of_order",
+              "too_little_history",
               "request_timeout",
               "payload_too_large",
               "unsupported_media_type",
@@ -2643,7 +2787,8 @@ public enum OpenAPIDocument {
             ],
             "minLength": 1,
             "maxLength": 64,
-            "description": "A region such as DE or US-CA: 1 to 64 Unicode code points."
+            "description": "A region such as DE or US-CA: 1 to 64 Unicode code points, without control characters.",
+            "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]+$(?!\\n)"
           }
         }
       },
@@ -3224,6 +3369,232 @@ public enum OpenAPIDocument {
           },
           "session": {
             "$ref": "#/components/schemas/Session"
+          }
+        }
+      },
+      "QuizChoice": {
+        "type": "object",
+        "required": [
+          "number",
+          "id",
+          "text"
+        ],
+        "additionalProperties": false,
+        "description": "One choice of a question: a track or a bin.",
+        "properties": {
+          "number": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 4,
+            "description": "What to answer to choose it."
+          },
+          "id": {
+            "type": "string",
+            "description": "A track id (liked_in) or a bin id, b-3 (where_heard)."
+          },
+          "text": {
+            "type": "string",
+            "description": "Title — Artist, or the bin's label."
+          }
+        }
+      },
+      "QuizQuestion": {
+        "type": "object",
+        "required": [
+          "number",
+          "kind",
+          "text",
+          "about",
+          "choices"
+        ],
+        "additionalProperties": false,
+        "description": "One question of a round, without its answer.",
+        "properties": {
+          "number": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 5
+          },
+          "kind": {
+            "type": "string",
+            "enum": [
+              "liked_in",
+              "where_heard"
+            ],
+            "description": "liked_in: which of these songs did the person like in a bin; where_heard: in which bin do they usually hear a song."
+          },
+          "text": {
+            "type": "string",
+            "description": "The question as shown."
+          },
+          "about": {
+            "type": "string",
+            "description": "The bin's id (liked_in) or the track's id (where_heard)."
+          },
+          "choices": {
+            "type": "array",
+            "minItems": 4,
+            "maxItems": 4,
+            "items": {
+              "$ref": "#/components/schemas/QuizChoice"
+            }
+          }
+        }
+      },
+      "QuizRound": {
+        "type": "object",
+        "required": [
+          "quiz",
+          "user",
+          "issued_at",
+          "time_limit_seconds",
+          "questions"
+        ],
+        "additionalProperties": false,
+        "description": "A round of the music quiz as the person sees it (docs/scoring.md, \"Quiz\").",
+        "properties": {
+          "quiz": {
+            "type": "string",
+            "description": "The round's id: qz- and 12 hex digits."
+          },
+          "user": {
+            "$ref": "#/components/schemas/Identifier"
+          },
+          "issued_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "time_limit_seconds": {
+            "type": "number",
+            "description": "The seconds a question may take (20)."
+          },
+          "questions": {
+            "type": "array",
+            "minItems": 5,
+            "maxItems": 5,
+            "items": {
+              "$ref": "#/components/schemas/QuizQuestion"
+            }
+          }
+        }
+      },
+      "QuizAnswers": {
+        "type": "object",
+        "required": [
+          "answers"
+        ],
+        "additionalProperties": false,
+        "description": "The answers to a round: one choice a question, in order.",
+        "properties": {
+          "answers": {
+            "type": "array",
+            "minItems": 5,
+            "maxItems": 5,
+            "items": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 4
+            }
+          }
+        }
+      },
+      "QuizResult": {
+        "type": "object",
+        "required": [
+          "number",
+          "choice",
+          "answer",
+          "correct",
+          "seconds",
+          "points"
+        ],
+        "additionalProperties": false,
+        "description": "How one answer fared.",
+        "properties": {
+          "number": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 5
+          },
+          "choice": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 4,
+            "description": "The choice given."
+          },
+          "answer": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 4,
+            "description": "The right choice."
+          },
+          "correct": {
+            "type": "boolean"
+          },
+          "seconds": {
+            "type": "number",
+            "minimum": 0,
+            "description": "The seconds the answer counted as taking."
+          },
+          "points": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 1000
+          }
+        }
+      },
+      "QuizOutcome": {
+        "type": "object",
+        "required": [
+          "quiz",
+          "user",
+          "answered_at",
+          "results",
+          "correct",
+          "score",
+          "best",
+          "new_best"
+        ],
+        "additionalProperties": false,
+        "description": "A round answered: each answer's result, the score and the person's best.",
+        "properties": {
+          "quiz": {
+            "type": "string"
+          },
+          "user": {
+            "$ref": "#/components/schemas/Identifier"
+          },
+          "answered_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "results": {
+            "type": "array",
+            "minItems": 5,
+            "maxItems": 5,
+            "items": {
+              "$ref": "#/components/schemas/QuizResult"
+            }
+          },
+          "correct": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 5,
+            "description": "Right answers."
+          },
+          "score": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 5000,
+            "description": "The sum of the points."
+          },
+          "best": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 5000,
+            "description": "The person's best score, this round's included."
+          },
+          "new_best": {
+            "type": "boolean",
+            "description": "Whether this round beat every earlier one."
           }
         }
       }

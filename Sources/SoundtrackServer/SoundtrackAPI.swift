@@ -102,9 +102,10 @@ public final class SoundtrackAPI: Sendable {
         (.post, "/v1/picks"), (.post, "/v1/feedback"), (.get, "/v1/users/{id}/bins"), (.post, "/v1/users"),
         (.delete, "/v1/users/{id}"), (.put, "/v1/users/{id}/email"), (.get, "/v1/users/{id}/settings"), (.patch, "/v1/users/{id}/settings"),
         (.get, "/v1/users/{id}/history"), (.get, "/v1/users/{id}/places"), (.post, "/v1/users/{id}/onboard"), (.get, "/v1/users/{id}/export"),
-        (.put, "/v1/users/{id}/places/{place}"), (.post, "/v1/sessions"), (.get, "/v1/sessions/{session}"),
-        (.post, "/v1/sessions/{session}/members"), (.delete, "/v1/sessions/{session}/members/{user}"), (.post, "/v1/sessions/{session}/picks"),
-        (.post, "/v1/sessions/{session}/feedback"), (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
+        (.put, "/v1/users/{id}/places/{place}"), (.get, "/v1/users/{id}/quiz"), (.post, "/v1/users/{id}/quiz/{quiz}/answers"),
+        (.post, "/v1/sessions"), (.get, "/v1/sessions/{session}"), (.post, "/v1/sessions/{session}/members"),
+        (.delete, "/v1/sessions/{session}/members/{user}"), (.post, "/v1/sessions/{session}/picks"), (.post, "/v1/sessions/{session}/feedback"),
+        (.get, "/healthz"), (.get, "/readyz"), (.get, "/metrics"), (.get, "/openapi.json")
     ]
 
     /// The methods the API serves at a request path (the route templates' `{id}` match any one
@@ -160,6 +161,10 @@ public final class SoundtrackAPI: Sendable {
         }
         user.get("export") { request, context in try await self.getExport(request, context: context, id: context.userID()) }
         user.post("onboard") { request, context in try await self.postOnboard(request, context: context, id: context.userID()) }
+        user.get("quiz") { request, context in try self.getQuiz(request, context: context, id: context.userID()) }
+        user.post("quiz/{quiz}/answers") { request, context in
+            try await self.postQuizAnswers(request, context: context, id: context.userID(), quiz: Self.quizID(context.parameters.require("quiz")))
+        }
         user.put("email") { request, context in try await self.putEmail(request, context: context, id: context.userID()) }
         v1.post("sessions") { request, context in try await self.postSession(request, context: context) }
         let session = v1.group("sessions/{session}")

@@ -8,12 +8,13 @@ enum Schema {
     /// The identifier of the newest migration: the schema a database of this build has.
     static var latestMigration: String { migrator.migrations.last ?? "" }
 
-    /// The schemas whose person exports this build imports: v17's (the first with exports) and
-    /// v18's (whose added columns, `sessions.style` and `style_since`, may be absent: NULL). A new
+    /// The schemas whose person exports this build imports: v17's (the first with exports),
+    /// v18's (whose added columns, `sessions.style` and `style_since`, may be absent: NULL), v19's
+    /// (the groups' listening sessions, whose memberships exports list and imports leave out) and
+    /// v20's (whose added tables, `quizzes` and `quiz_players`, may be absent: no rows). A new
     /// migration joins the list only when a document of every schema listed imports unchanged
-    /// into it (`PersonExportTests` imports a v17 document). v19 added the groups' listening
-    /// sessions, whose memberships exports list and imports leave out.
-    static let importableMigrations = ["v17", "v18", "v19"]
+    /// into it (`PersonExportTests` imports a v17 document).
+    static let importableMigrations = ["v17", "v18", "v19", "v20"]
 
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -496,6 +497,39 @@ enum Schema {
                     CREATE TRIGGER group_session_ends_below_two AFTER DELETE ON group_members
                     WHEN (SELECT count(*) FROM group_members WHERE session_id = OLD.session_id) < 2
                     BEGIN DELETE FROM group_sessions WHERE id = OLD.session_id; END;
+                    """)
+        }
+        m.registerMigration("v20") { db in
+            // The music quiz (Quiz; docs/scoring.md, "Quiz"): a person's rounds, each with its
+            // questions (as shown), its right answers and, once answered, the choices, the seconds
+            // they counted as taking and the score; and a row a player: rounds issued (what numbers
+            // and seeds the next) and the best score. Both keyed by the person first.
+            try db.execute(
+                sql: """
+                    CREATE TABLE quiz_players (
+                        user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        issued INTEGER NOT NULL CHECK (issued >= 0),
+                        best INTEGER CHECK (best IS NULL OR best >= 0),
+                        best_quiz TEXT,
+                        best_at REAL,
+                        CHECK ((best IS NULL) = (best_quiz IS NULL) AND (best IS NULL) = (best_at IS NULL))
+                    );
+                    CREATE TABLE quizzes (
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        id TEXT NOT NULL CHECK (length(id) BETWEEN 1 AND 64),
+                        number INTEGER NOT NULL CHECK (number >= 1),
+                        issued_at REAL NOT NULL,
+                        questions TEXT NOT NULL CHECK (json_valid(questions)),
+                        answers TEXT NOT NULL CHECK (json_valid(answers)),
+                        answered_at REAL,
+                        choices TEXT CHECK (choices IS NULL OR json_valid(choices)),
+                        seconds TEXT CHECK (seconds IS NULL OR json_valid(seconds)),
+                        score INTEGER CHECK (score IS NULL OR score >= 0),
+                        CHECK ((answered_at IS NULL) = (choices IS NULL) AND (answered_at IS NULL) = (seconds IS NULL)
+                            AND (answered_at IS NULL) = (score IS NULL)),
+                        PRIMARY KEY (user_id, id),
+                        UNIQUE (user_id, number)
+                    );
                     """)
         }
         return m

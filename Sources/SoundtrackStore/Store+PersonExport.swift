@@ -47,6 +47,8 @@ public enum PersonExport {
         Table(name: "blend_examples", userColumn: "user_id", omitted: ["id"]),
         Table(name: "calendar_events", userColumn: "user_id"),
         Table(name: "library_tracks", userColumn: "user_id"),
+        Table(name: "quiz_players", userColumn: "user_id"),
+        Table(name: "quizzes", userColumn: "user_id"),
         Table(name: "api_keys", userColumn: "user_id", omitted: ["hash"], imported: false),
         Table(name: "community_people", userColumn: "user_id", imported: false),
         Table(name: "group_members", userColumn: "user_id", imported: false)

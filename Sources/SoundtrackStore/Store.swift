@@ -178,7 +178,8 @@ public final class Store: Sendable {
         }
     }
 
-    /// Deletes every row of a user (bins, memberships, weights, places, session, picks, feedback).
+    /// Deletes every row of a user (bins, memberships, weights, places, session, picks, feedback,
+    /// quiz rounds and best score: every table keyed by the user cascades from `users`).
     /// - Returns: false when there was no such user.
     @discardableResult
     public func forget(user id: String) throws -> Bool {
@@ -199,7 +200,7 @@ public final class Store: Sendable {
             for t in [
                 "users:id", "user_settings:user_id", "bins:user_id", "weights:user_id", "places:user_id",
                 "sessions:user_id", "picks:user_id", "feedback:user_id", "pending_events:user_id",
-                "calendar_events:user_id", "library_tracks:user_id", "group_members:user_id"
+                "calendar_events:user_id", "library_tracks:user_id", "group_members:user_id", "quiz_players:user_id", "quizzes:user_id"
             ] {
                 let parts = t.split(separator: ":")
                 out[String(parts[0])] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(parts[0]) WHERE \(parts[1]) = ?", arguments: [id]) ?? 0

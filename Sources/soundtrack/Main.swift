@@ -57,7 +57,7 @@ struct Entry {
     /// | error | status |
     /// | --- | --- |
     /// | ``InputError`` (malformed or invalid input) | 2 |
-    /// | ``RuleError``: an unknown user, an id in use, an event out of time order, an unknown track or pick | 2 |
+    /// | ``RuleError``: an unknown user, an id in use, an event out of time order, an unknown track or pick, a quiz round unknown or answered, too little history for one | 2 |
     /// | bad records already reported (`BadInputExit`), usage errors | 2 |
     /// | `--help`, `--version` | 0 |
     /// | anything else (database, file system, network) | 1 |
@@ -99,7 +99,8 @@ struct Entry {
     static func status(for error: RuleError) -> Int32 {
         switch error {
         case .unknownUser, .userExists, .keyExists, .eventIdTaken, .outOfOrder, .unknownTrack, .unknownPick, .pickOfAnotherUser,
-            .pickBinGone, .noContext, .unknownPlace, .groupTooSmall, .memberTwice, .unknownMember, .unknownSession, .notMember, .alreadyMember:
+            .pickBinGone, .noContext, .unknownPlace, .groupTooSmall, .memberTwice, .unknownMember, .unknownSession, .notMember, .alreadyMember,
+            .unknownQuiz, .quizAnswered, .tooLittleHistory:
             Exit.badInput
         }
     }
@@ -114,7 +115,7 @@ struct Soundtrack: AsyncParsableCommand {
         subcommands: [
             PickCommand.self, OnboardCommand.self, FeedbackCommand.self, BinsCommand.self, UsersCommand.self, CatalogCommand.self, BatchCommand.self, ReplayCommand.self,
             SimulateCommand.self, EvalCommand.self, FitCommand.self, DemoCommand.self, BenchCommand.self, ServeCommand.self, KeysCommand.self, ConfigCommand.self,
-            ImportCommand.self, ModelsCommand.self, SettingsCommand.self, HistoryCommand.self, PlacesCommand.self
+            ImportCommand.self, ModelsCommand.self, SettingsCommand.self, HistoryCommand.self, PlacesCommand.self, QuizCommand.self
         ]
     )
 }

@@ -51,11 +51,13 @@ import Testing
         let r = await CLI.Running(process: bash, out: out, err: err).finished()
         #expect(r.status == 0, "the tour failed (\(r.status)):\n\(r.stdout)\n\(r.stderr)")
         // What the tour's steps answered: a pick, the applied feedback, the bins, the settings,
-        // the new user, the metrics line.
+        // the new user, the metrics line, the quiz.
         #expect(r.stdout.contains(#""pick_id""#), "\(r.stdout)")
         #expect(r.stdout.contains(#""status":"applied""#), "\(r.stdout)")
         #expect(r.stdout.contains(#""keep_raw_snapshots":false"#), "\(r.stdout)")
         #expect(r.stdout.contains("soundtrack_picks"), "\(r.stdout)")
+        // The quiz: a round of demo's, answered once.
+        #expect(r.stdout.contains(#""time_limit_seconds":20"#) && r.stdout.contains(#""new_best":true"#), "\(r.stdout)")
     }
 
     /// A TCP port nobody listens on now (bound to port 0, then closed).

@@ -316,6 +316,11 @@ import Testing
             r = try await client.send(.post, "/v1/users", key: admin, body: #"{"id": "u-r", "region": "\#(longRegion)"}"#)
             #expect(r.status == .badRequest)
             #expect(r.json["error"]?["field"]?.stringValue == "region")
+            // A control character (a NUL first made SQLite's length() 0: the table's CHECK failed, a 500).
+            for region in [#"\u0000RK"#, #"R\u0007K"#, #"RK\u0085"#] {
+                r = try await client.send(.post, "/v1/users", key: admin, body: #"{"id": "u-c", "region": "\#(region)"}"#)
+                #expect(r.status == .badRequest && r.json["error"]?["field"]?.stringValue == "region", "\(region): \(r.text)")
+            }
             // At the limit, both are stored.
             let idAtLimit = modifier + String(repeating: "*", count: 126)
             r = try await client.send(.post, "/v1/users", key: admin, body: #"{"id": "\#(idAtLimit)", "region": "\#(String(longRegion.dropLast()))"}"#)

@@ -461,6 +461,9 @@ struct StoreTests {
                 user: u, source: .ics, from: start.date, to: end.date,
                 events: [StoredCalendarEvent(sourceID: "gym@example.org", start: start, end: end, allDay: false, category: .workout, title: "Gym")], at: Date())
             try service.store.importLibrary(user: u, tracks: [], entries: [LibraryEntry(trackID: p.track.id, list: .saved, rank: 0)], at: Date())
+            // A quiz round answered, and so a best score.
+            let quiz = try service.store.issueQuiz(user: u) { number, _ in QuizStoreTests.round(number, user: u) }
+            _ = try service.store.answerQuiz(user: u, quiz: quiz.id, choices: [1, 2, 3, 4, 1], seconds: nil, at: Date())
             // An event committed before its state, as the HTTP service commits feedback (pending_events).
             try service.store.updateUser(u, defaults: service.engine.config.defaultWeights) { user, reads in
                 let e = FeedbackEvent(
