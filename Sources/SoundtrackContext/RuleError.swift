@@ -48,6 +48,12 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
     case notMember(String, session: String)
     /// The user is a member of the session already.
     case alreadyMember(String, session: String)
+    /// The session has no current track (no pick yet) for feedback to be about.
+    case noTrackYet(session: String)
+    /// The session's current track changed since the request read it (another pick came first).
+    case sessionMoved(session: String)
+    /// Every track the members rank was played lately.
+    case nothingToPlay
     /// The user (`user`) was issued no quiz round with this id (another person's round included).
     case unknownQuiz(String, user: String)
     /// The quiz round was answered before: a round is answered once.
@@ -68,6 +74,7 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
         case .groupTooSmall, .memberTwice, .unknownMember: "members"
         case .unknownSession: "session"
         case .notMember, .alreadyMember: "user"
+        case .noTrackYet, .sessionMoved, .nothingToPlay: "session"
         case .unknownQuiz, .quizAnswered: "quiz"
         case .tooLittleHistory: "user"
         }
@@ -94,6 +101,9 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownSession: "an open listening session (POST /v1/sessions)"
         case let .notMember(_, session): "a member of session '\(session)'"
         case let .alreadyMember(_, session): "a user who is not yet a member of session '\(session)'"
+        case .noTrackYet: "a session with a current track (POST …/picks first)"
+        case .sessionMoved: "the session's current track as the request found it (another pick came first: read the session again)"
+        case .nothingToPlay: "a track the members rank that the session did not play lately"
         case let .unknownQuiz(_, user): "a quiz round issued to user '\(user)' (GET /v1/users/{id}/quiz, soundtrack quiz --json)"
         case .quizAnswered: "a quiz round not answered yet (a round is answered once)"
         case .tooLittleHistory:
@@ -120,6 +130,8 @@ public enum RuleError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .unknownSession(id): "'\(id)'"
         case let .notMember(id, _): "'\(id)' (not a member)"
         case let .alreadyMember(id, _): "'\(id)' (a member already)"
+        case let .noTrackYet(session), let .sessionMoved(session): "'\(session)'"
+        case .nothingToPlay: "every ranked track played lately"
         }
     }
 

@@ -2,9 +2,9 @@ import Foundation
 
 /// How a group's ranking is made from its members' rankings for one shared context: the rules of
 /// the group-recommendation literature (Masthoff, "Group recommender systems", 2015), over each
-/// member's **utility** of a track, `u_m(j) = 1 − r / N` for a track at rank `r` (0 first) of the
-/// member's list of `N`, and 0 for a track the member's list does not hold (docs/scoring.md,
-/// "Listening together").
+/// member's **utility** of a track, the gain NDCG gives its rank, `u_m(j) = 1 / log2(r + 2)` for a
+/// track at rank `r` (0 first) of the member's list, and 0 for a track the member's list does not
+/// hold (docs/scoring.md, "Listening together").
 ///
 /// The shipped rule is ``shipped``, chosen by `soundtrack eval groups` on the simulated population
 /// (docs/evaluation.md, "Groups").
@@ -17,11 +17,12 @@ public enum GroupAggregation: String, CaseIterable, Sendable {
     case average
     /// The least utility of any member (ties: the mean): nobody is left out, at the cost of the rest.
     case leastMisery = "least_misery"
-    /// The mean of the members' utilities over the tracks no member ranks in the lower half of their
-    /// list or not at all (utility below ``miseryFloor``); the others after them, by their mean.
+    /// The mean of the members' utilities over the tracks every member ranks above ``miseryRank``;
+    /// the others after them, by their mean.
     case averageWithoutMisery = "average_without_misery"
     /// The product of the members' utilities, each floored at 0.01 (a track one member lacks weighs
-    /// little, not nothing).
+    /// a hundredth, not nothing: with three or more members, two members' shared favourite can
+    /// still come before a track all rank low).
     case multiplicative
 
     /// The rule the product uses (`pick --group`, the session API).

@@ -42,7 +42,8 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     /// | ``InputError`` (malformed or invalid input) | 400 | `bad_request` |
     /// | ``RuleError/unknownUser(_:)`` | 404 | `unknown_user` |
     /// | ``RuleError/unknownSession(_:)`` | 404 | `unknown_session` |
-    /// | ``RuleError/alreadyMember(_:session:)`` | 409 | `conflict` |
+    /// | ``RuleError/alreadyMember(_:session:)``, ``RuleError/sessionMoved(session:)`` | 409 | `conflict` |
+    /// | ``RuleError/noTrackYet(session:)``, ``RuleError/nothingToPlay`` | 400 | `bad_request` |
     /// | ``RuleError/userExists(_:)``, ``RuleError/keyExists(_:)``, ``RuleError/eventIdTaken(_:)`` | 409 | `conflict` |
     /// | ``RuleError/unknownPlace(_:user:)`` | 404 | `unknown_place` |
     /// | ``RuleError/unknownQuiz(_:user:)`` | 404 | `unknown_quiz` |
@@ -71,7 +72,8 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
                 case .unknownTrack, .unknownPick, .pickOfAnotherUser, .pickBinGone, .noContext: (.badRequest, "bad_request")
                 case .groupTooSmall, .memberTwice, .unknownMember, .notMember: (.badRequest, "bad_request")
                 case .unknownSession: (.notFound, "unknown_session")
-                case .alreadyMember: (.conflict, "conflict")
+                case .alreadyMember, .sessionMoved: (.conflict, "conflict")
+                case .noTrackYet, .nothingToPlay: (.badRequest, "bad_request")
                 }
             self.init(status, code: code, message: e.description, field: e.field)
         default:

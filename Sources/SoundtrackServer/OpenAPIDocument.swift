@@ -1021,7 +1021,7 @@ public enum OpenAPIDocument {
     "/v1/sessions": {
       "post": {
         "operationId": "createSession",
-        "summary": "Open a listening session of a group (an admin key, or a member's key)",
+        "summary": "Open a listening session of a group (an admin key, or the key of one of its people)",
         "description": "Two or more distinct known users (400 naming members otherwise).",
         "requestBody": {
           "required": true,
@@ -1128,8 +1128,8 @@ public enum OpenAPIDocument {
     "/v1/sessions/{session}/members": {
       "post": {
         "operationId": "joinSession",
-        "summary": "Join a session (the user's own key, or admin)",
-        "description": "409 when the user is a member already.",
+        "summary": "Join a session (the user's own key, when invited; or admin)",
+        "description": "403 for a user key not invited; 409 when the user is a member already.",
         "parameters": [
           {
             "$ref": "#/components/parameters/SessionId"
@@ -1251,7 +1251,7 @@ public enum OpenAPIDocument {
       "post": {
         "operationId": "pickForSession",
         "summary": "A pick for the session's members in a shared context (a member's key, or admin)",
-        "description": "The body is the shared snapshot; its user is the member whose phone sent it. Nothing is learned by the pick; the session remembers its track and leaves out what it played lately.",
+        "description": "The body is the shared snapshot; its user is the member whose phone sent it (what that person's settings permit of it is used). Only members who joined are ranked for; fewer than two is a 400 naming members. Nothing is learned by the pick; the session keeps the shared context (time, place label, weather, Bluetooth kinds, tags: nothing of the sender's own) and its track, and leaves out what it played lately. 409 when another pick came first.",
         "parameters": [
           {
             "$ref": "#/components/parameters/SessionId"
@@ -1331,7 +1331,7 @@ public enum OpenAPIDocument {
       "post": {
         "operationId": "sessionFeedback",
         "summary": "A member's feedback on the session's current track (the member's key, or admin)",
-        "description": "400 naming user for a non-member; 400 when the session has no pick yet. When more than half the members skip (or dislike), the session's skipped is true.",
+        "description": "400 naming user for a non-member; 400 naming session before the session's first pick. When more than half the members skip (or dislike), the session's skipped is true; a vote on a track another pick replaced meanwhile is not counted (vote_counted false).",
         "parameters": [
           {
             "$ref": "#/components/parameters/SessionId"
@@ -3186,7 +3186,7 @@ public enum OpenAPIDocument {
         "required": [
           "members"
         ],
-        "description": "The members of a new listening session: two or more distinct known users. A user's key must be one of them.",
+        "description": "The people of a new listening session: two or more distinct known users. With an admin key all join at once; with a user key (which must be one of them) its user joins and the others are invited.",
         "properties": {
           "members": {
             "type": "array",
@@ -3204,22 +3204,23 @@ public enum OpenAPIDocument {
         "required": [
           "id",
           "members",
+          "invited",
           "track",
           "votes",
           "skipped",
           "ended"
         ],
-        "description": "A listening session of a group: its members in the order they joined, the track of its last pick (null before the first), each member's vote on that track, and whether most members skipped it.",
+        "description": "A listening session of a group: its members in the order they joined, the people invited who have not joined, the track of its last pick (null before the first), each member's vote on that track, and whether more than half the members skipped it.",
         "properties": {
           "id": {
             "$ref": "#/components/schemas/Identifier"
           },
           "members": {
             "type": "array",
-            "minItems": 2,
             "items": {
               "$ref": "#/components/schemas/Identifier"
-            }
+            },
+            "description": "The members who joined, in the order they joined: picks rank for them and votes count theirs."
           },
           "track": {
             "type": [
@@ -3243,6 +3244,13 @@ public enum OpenAPIDocument {
           "ended": {
             "type": "boolean",
             "const": false
+          },
+          "invited": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Identifier"
+            },
+            "description": "People invited (a user key opened the session) who have not joined yet: they take part once they join with their own key."
           }
         }
       },
@@ -3361,6 +3369,7 @@ public enum OpenAPIDocument {
         "type": "object",
         "required": [
           "event",
+          "vote_counted",
           "session"
         ],
         "properties": {
@@ -3369,6 +3378,10 @@ public enum OpenAPIDocument {
           },
           "session": {
             "$ref": "#/components/schemas/Session"
+          },
+          "vote_counted": {
+            "type": "boolean",
+            "description": "false when another pick replaced the track before the vote was counted (the event stands)."
           }
         }
       },

@@ -95,6 +95,9 @@ public struct ServerConfiguration: Sendable {
     public var blendRefitMinimum: Int = 50
     /// Clocks: wall time for records, and a monotonic one (seconds) for rate limits and latencies.
     public var clock: ServerClock = .system
+    /// Makes the id of a new listening session (`POST /v1/sessions`): unguessable by default (a
+    /// random UUID, as joining an invitation names the session); tests pass a counter.
+    public var sessionIDs: @Sendable () -> String = { UUID().uuidString.lowercased() }
     /// Fills the weather and calendar sections a snapshot lacks before each pick (`serve --enrich`);
     /// the pick then carries the `enriched` list. `nil`: snapshots are used as sent.
     public var enricher: SnapshotEnricher?

@@ -29,12 +29,9 @@ extension SoundtrackAPI {
         return Self.json(try live.store.answerQuiz(user: id, quiz: quiz, choices: choices, seconds: nil, at: configuration.clock.now()).json)
     }
 
-    /// A round's id from a URL path segment: percent-decoded, then checked as ids are.
+    /// A round's id from a URL path segment (``pathID(_:field:noun:)``'s rules).
     /// - Throws: 400 naming `quiz`.
     static func quizID(_ raw: String) throws -> String {
-        guard let decoded = raw.removingPercentEncoding else {
-            throw InputError(path: "quiz", expected: "a percent-encoded UTF-8 quiz id in the path", got: "a malformed escape")
-        }
-        return try JSONObjectReader.identifier(decoded, path: "quiz")
+        try pathID(raw, field: "quiz", noun: "quiz id")
     }
 }

@@ -12,8 +12,11 @@ import SoundtrackStore
 /// feedback on the current track (`POST …/feedback`), which teaches that member and counts as a
 /// vote: when most members skip, the track is skipped.
 ///
-/// Keys: an admin key reaches every session; a user's key creates a session it is a member of,
-/// joins and leaves as its own user, and picks and gives feedback as a member.
+/// Keys: an admin key reaches every session and joins everyone it names at once. A user's key
+/// opens a session as one of its people: its own user joins, the others are **invited** and take
+/// part only once they join with their own key (nobody's taste is ranked, and nobody votes,
+/// without their consent). A user's key joins only a session it was invited to, leaves (or
+/// declines) as its own user, and picks and gives feedback as a member.
 extension SoundtrackAPI {
     func postSession(_ request: Request, context: APIRequestContext) async throws -> Response {
         let principal = try context.requirePrincipal()
@@ -22,10 +25,17 @@ extension SoundtrackAPI {
         _ = try r.require("members", "two or more user ids")
         let members = try r.strings("members") ?? []
         try Rules.checkGroup(members)
-        guard principal.role == .admin || members.contains(where: principal.may(reach:)) else {
-            throw APIError(.forbidden, code: "forbidden", message: "a user's key opens only a session it is a member of", field: "members")
+        let joined: Set<String>
+        if principal.role == .admin {
+            joined = Set(members)
+        } else {
+            guard let own = members.first(where: principal.may(reach:)) else {
+                throw APIError(.forbidden, code: "forbidden", message: "a user's key opens only a session it is a member of", field: "members")
+            }
+            joined = [own]
         }
-        let session = try live.store.createGroupSession(id: UUID().uuidString.lowercased(), members: members, at: configuration.clock.now())
+        let session = try live.store.createGroupSession(
+            id: configuration.sessionIDs(), members: members, joined: joined, at: configuration.clock.now())
         var response = Self.json(Self.sessionJSON(session))
         response.status = .created
         return response
@@ -42,6 +52,12 @@ extension SoundtrackAPI {
         try r.rejectUnknown(["user"])
         let user = try Self.required(r, "user", "a user id") { () throws -> String? in try r.optionalIdentifier("user") }
         try principal.authorize(user: user)
+        if principal.role != .admin {
+            guard let session = try live.store.groupSession(id: id) else { throw RuleError.unknownSession(id) }
+            guard session.invited.contains(user) || session.members.contains(user) else {
+                throw APIError(.forbidden, code: "forbidden", message: "a user's key joins only a session it was invited to", field: "user")
+            }
+        }
         return Self.json(Self.sessionJSON(try live.store.joinGroupSession(id: id, user: user, at: configuration.clock.now())))
     }
 
@@ -70,19 +86,29 @@ extension SoundtrackAPI {
         }
         guard let session = try live.store.groupSession(id: id) else { throw RuleError.unknownSession(id) }
         guard session.members.contains(snapshot.user) else { throw RuleError.notMember(snapshot.user, session: id) }
+        guard session.members.count >= 2 else { throw RuleError.groupTooSmall(session.members.count) }
+        // What the sender's settings let anyone see of their snapshot; each member's pick then
+        // applies that member's own settings.
+        let shared = Rules.permitted(snapshot, settings: try live.settings(user: snapshot.user))
         var picks: [Pick] = []
         for member in session.members {
             do {
-                picks.append(try await live.pick(Rules.memberSnapshot(snapshot, member: member), top: GroupPick.depth, learn: false))
+                picks.append(try await live.pick(Rules.memberSnapshot(shared, member: member), top: GroupPick.depth, learn: false))
             } catch RuleError.unknownUser(let user) {
                 throw RuleError.unknownMember(user)
             }
         }
         let pick = try Rules.groupPick(members: session.members, picks: picks, top: top, exclude: Set(session.played))
-        try live.store.recordGroupPick(id: id, snapshot: snapshot, track: pick.track.id, window: live.rules.engine.config.repeatWindow)
-        guard case var .object(pairs) = pick.json(includeRanked: top > 1) else { return Self.json(pick.json(includeRanked: top > 1)) }
-        pairs.insert(("session", .string(id)), at: 0)
-        return Self.json(.object(pairs))
+        try live.store.recordGroupPick(
+            id: id, context: Rules.sharedContext(shared, session: id), track: pick.track.id, previous: session.track,
+            window: live.rules.engine.config.repeatWindow)
+        return Self.json(.object([("session", .string(id))] + Self.members(of: pick.json(includeRanked: top > 1))))
+    }
+
+    /// The members of a JSON object (none for another value).
+    private static func members(of value: JSONValue) -> [(String, JSONValue)] {
+        if case let .object(pairs) = value { return pairs }
+        return []
     }
 
     /// A member's feedback on the session's current track: an event of that member (the session's
@@ -99,14 +125,14 @@ extension SoundtrackAPI {
         try principal.authorize(user: user)
         guard let session = try live.store.groupSession(id: id) else { throw RuleError.unknownSession(id) }
         guard session.members.contains(user) else { throw RuleError.notMember(user, session: id) }
-        guard let track = session.track, let shared = session.snapshot else { throw RuleError.noContext }
+        guard let track = session.track, let shared = session.snapshot else { throw RuleError.noTrackYet(session: id) }
         let event = FeedbackEvent(
             id: eventId, user: user, at: at, track: track, signal: signal, snapshot: Rules.memberSnapshot(shared, member: user))
         let verdict = try await live.feedback([event])[0].get()
-        let voted = try live.store.recordGroupVote(id: id, user: user, skip: event.isDislike)
+        let voted = try live.store.recordGroupVote(id: id, user: user, skip: event.isDislike, track: track)
         return Self.json(
             .object([
-                ("event", verdict.json(eventId: eventId)), ("session", Self.sessionJSON(voted))
+                ("event", verdict.json(eventId: eventId)), ("vote_counted", .bool(voted.counted)), ("session", Self.sessionJSON(voted.session))
             ]))
     }
 
@@ -119,20 +145,22 @@ extension SoundtrackAPI {
         return value
     }
 
-    /// The session, for a member's key or an admin key.
+    /// The session, for the key of a member or of someone invited, or an admin key.
     private func memberSession(_ id: String, context: APIRequestContext) throws -> GroupSession {
         let principal = try context.requirePrincipal()
         guard let session = try live.store.groupSession(id: id) else { throw RuleError.unknownSession(id) }
-        guard principal.role == .admin || session.members.contains(where: principal.may(reach:)) else {
+        guard principal.role == .admin || (session.members + session.invited).contains(where: principal.may(reach:)) else {
             throw APIError(.forbidden, code: "forbidden", message: "this key reaches no member of session '\(id)'", field: nil)
         }
         return session
     }
 
-    /// A session as JSON: its id, members, current track, the members' votes on it and whether it was skipped.
+    /// A session as JSON: its id, members, the people invited, the current track, the members'
+    /// votes on it and whether it was skipped.
     static func sessionJSON(_ s: GroupSession) -> JSONValue {
         .object([
-            ("id", .string(s.id)), ("members", .array(s.members.map { .string($0) })), ("track", s.track.map { .string($0) } ?? .null),
+            ("id", .string(s.id)), ("members", .array(s.members.map { .string($0) })), ("invited", .array(s.invited.map { .string($0) })),
+            ("track", s.track.map { .string($0) } ?? .null),
             ("votes", .object(s.members.compactMap { m in s.votes[m].map { (m, .string($0)) } })), ("skipped", .bool(s.skipped)),
             ("ended", .bool(false))
         ])

@@ -200,17 +200,18 @@ public final class SoundtrackAPI: Sendable {
     /// A user id from a URL path segment: percent-decoded (RFC 3986, UTF-8), then checked as ids
     /// are when a user is created, so that every id `POST /v1/users` accepts is reachable:
     /// `/v1/users/a%20b/bins` is the user `a b`, `%2F` a `/` inside the id, `%2E%2E` the id `..`.
+    /// - Parameters: `field` and `noun` name the segment in an error (a user id's by default).
     /// - Throws: 400 for a segment that is not percent-encoded UTF-8 or not an id.
-    static func pathID(_ raw: String) throws -> String {
+    static func pathID(_ raw: String, field: String = "id", noun: String = "user id") throws -> String {
         guard let decoded = raw.removingPercentEncoding else {
-            throw InputError(path: "id", expected: "a percent-encoded UTF-8 user id in the path", got: "a malformed escape")
+            throw InputError(path: field, expected: "a percent-encoded UTF-8 \(noun) in the path", got: "a malformed escape")
         }
-        return try JSONObjectReader.identifier(decoded, path: "id")
+        return try JSONObjectReader.identifier(decoded, path: field)
     }
 
-    /// A session id from the URL path (``pathID(_:)``'s rules).
+    /// A session id from the URL path (``pathID(_:field:noun:)``'s rules; errors name `session`).
     static func sessionID(_ context: APIRequestContext) throws -> String {
-        try pathID(context.parameters.require("session"))
+        try pathID(context.parameters.require("session"), field: "session", noun: "session id")
     }
 
     /// The request body, at most ``ServerConfiguration/maxBodyBytes`` (413 past it), declared as

@@ -470,10 +470,12 @@ enum Schema {
         }
         m.registerMigration("v19") { db in
             // Listening sessions of groups (docs/scoring.md, "Listening together"). A session holds
-            // the shared snapshot of its last pick (its `user` the session's id, never a member's),
-            // that pick's track, the tracks it played (newest last) and whether most members
-            // skipped the current one; each member row their vote on the current track. A session
-            // that falls below two members ends (the trigger), also when a member is forgotten.
+            // the shared context of its last pick (Rules.sharedContext: its `user` the session's
+            // id, nothing of the sender's own), that pick's track, the tracks it played (newest
+            // last) and whether most members skipped the current one; each member row when the
+            // person was invited and joined (NULL: invited, not joined) and their vote on the
+            // current track. A session that falls below two rows ends (the trigger), also when a
+            // member is forgotten.
             // A person's export lists their memberships but an import does not write them: the
             // sessions are other people's too, and the person's feedback in them is in their own rows.
             try db.execute(
@@ -489,7 +491,8 @@ enum Schema {
                     CREATE TABLE group_members (
                         session_id TEXT NOT NULL REFERENCES group_sessions(id) ON DELETE CASCADE,
                         user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                        joined_at REAL NOT NULL,
+                        invited_at REAL NOT NULL,
+                        joined_at REAL,
                         vote TEXT CHECK (vote IS NULL OR vote IN ('like', 'skip')),
                         PRIMARY KEY (session_id, user_id)
                     );

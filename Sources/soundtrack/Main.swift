@@ -99,7 +99,8 @@ struct Entry {
     static func status(for error: RuleError) -> Int32 {
         switch error {
         case .unknownUser, .userExists, .keyExists, .eventIdTaken, .outOfOrder, .unknownTrack, .unknownPick, .pickOfAnotherUser,
-            .pickBinGone, .noContext, .unknownPlace, .groupTooSmall, .memberTwice, .unknownMember, .unknownSession, .notMember, .alreadyMember,
+            .pickBinGone, .noContext, .unknownPlace, .groupTooSmall, .memberTwice, .unknownMember, .unknownSession, .notMember, .alreadyMember, .noTrackYet, .sessionMoved,
+            .nothingToPlay,
             .unknownQuiz, .quizAnswered, .tooLittleHistory:
             Exit.badInput
         }

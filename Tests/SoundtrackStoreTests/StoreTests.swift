@@ -477,7 +477,7 @@ struct StoreTests {
         }
         // A listening session of three: forgetting one member leaves the others theirs.
         try service.store.addUser(NewUser(id: "u-3"), at: Date())
-        _ = try service.store.createGroupSession(id: "g-1", members: ["u-1", "u-2", "u-3"], at: Date())
+        _ = try service.store.createGroupSession(id: "g-1", members: ["u-1", "u-2", "u-3"], joined: ["u-1", "u-2", "u-3"], at: Date())
         #expect(try service.store.rowCounts(user: "u-1").values.allSatisfy { $0 > 0 })
         try service.forget(user: "u-1")
         #expect(try service.store.groupSession(id: "g-1")?.members == ["u-2", "u-3"])
