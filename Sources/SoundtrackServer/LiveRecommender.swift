@@ -187,6 +187,21 @@ public final class LiveRecommender: Sendable {
         return pick
     }
 
+    /// A pick for a group (``GroupPick``): each member's read-only pick of the shared snapshot from
+    /// the cached states, aggregated; counted as one pick.
+    /// - Throws: ``RuleError/unknownMember(_:)``, ``RuleError/nothingToPlay``; ``APIError/unavailable``.
+    public func groupPick(_ shared: Snapshot, members: [String], top: Int, exclude: Set<String>) throws -> GroupPick {
+        let picks = try members.map { member in
+            try withUser(member) { cached in
+                guard cached != nil else { throw RuleError.unknownMember(member) }
+                return try rules.previewPick(Rules.memberSnapshot(shared, member: member), top: GroupPick.depth, user: cached)
+            }
+        }
+        let pick = try Rules.groupPick(members: members, picks: picks, top: top, exclude: exclude)
+        metrics.picks.increment()
+        return pick
+    }
+
     /// Onboards a user from one song and a snapshot (``Rules/stageOnboarding(_:song:library:user:)``),
     /// creating the user when there is none and `createUser` is set: the user's row and the pick
     /// are queued together and committed in one transaction, and the answer waits for it. An

@@ -21,13 +21,7 @@ extension SoundtrackAPI {
         var snapshot = try body.withUnsafeReadableBytes { raw throws(InputError) in try Snapshot.decode(bytes: raw) }
         try principal.authorize(user: snapshot.user)
         let query = request.uri.queryParameters
-        var top = 1
-        if let t = query.get("top") {
-            guard let n = Int(t), (1...100).contains(n) else {
-                throw InputError(path: "top", expected: "an integer in 1...100", got: "'\(t.prefix(20))'")
-            }
-            top = n
-        }
+        let top = try Self.top(request)
         var learn = true
         if let l = query.get("learn") {
             guard l == "true" || l == "false" else {
@@ -49,5 +43,15 @@ extension SoundtrackAPI {
         let scratch = ByteArena(capacity: 4096)
         PickEncoder.write(pick, includeRanked: top > 1, into: scratch)
         return scratch.withUnsafeBytes { Self.json(bytes: $0) }
+    }
+
+    /// The `top` query parameter: how many ranked tracks to return (1 when absent).
+    /// - Throws: 400 naming `top` for anything but an integer in 1...100.
+    static func top(_ request: Request) throws(InputError) -> Int {
+        guard let t = request.uri.queryParameters.get("top") else { return 1 }
+        guard let n = Int(t), (1...100).contains(n) else {
+            throw InputError(path: "top", expected: "an integer in 1...100", got: "'\(t.prefix(20))'")
+        }
+        return n
     }
 }

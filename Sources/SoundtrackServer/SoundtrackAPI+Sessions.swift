@@ -77,28 +77,14 @@ extension SoundtrackAPI {
         let body = try await readBody(request)
         let snapshot = try body.withUnsafeReadableBytes { raw throws(InputError) in try Snapshot.decode(bytes: raw) }
         try principal.authorize(user: snapshot.user)
-        var top = 1
-        if let t = request.uri.queryParameters.get("top") {
-            guard let n = Int(t), (1...100).contains(n) else {
-                throw InputError(path: "top", expected: "an integer in 1...100", got: "'\(t.prefix(20))'")
-            }
-            top = n
-        }
+        let top = try Self.top(request)
         guard let session = try live.store.groupSession(id: id) else { throw RuleError.unknownSession(id) }
         guard session.members.contains(snapshot.user) else { throw RuleError.notMember(snapshot.user, session: id) }
         guard session.members.count >= 2 else { throw RuleError.groupTooSmall(session.members.count) }
         // What the sender's settings let anyone see of their snapshot; each member's pick then
         // applies that member's own settings.
         let shared = Rules.permitted(snapshot, settings: try live.settings(user: snapshot.user))
-        var picks: [Pick] = []
-        for member in session.members {
-            do {
-                picks.append(try await live.pick(Rules.memberSnapshot(shared, member: member), top: GroupPick.depth, learn: false))
-            } catch RuleError.unknownUser(let user) {
-                throw RuleError.unknownMember(user)
-            }
-        }
-        let pick = try Rules.groupPick(members: session.members, picks: picks, top: top, exclude: Set(session.played))
+        let pick = try live.groupPick(shared, members: session.members, top: top, exclude: Set(session.played))
         try live.store.recordGroupPick(
             id: id, context: Rules.sharedContext(shared, session: id), track: pick.track.id, previous: session.track,
             window: live.rules.engine.config.repeatWindow)

@@ -41,6 +41,8 @@ import Testing
             r = try await client.send(.post, "/v1/sessions/\(id)/picks", key: key1, body: Doc.snapshot(user: "u-1"))
             let second = try #require(r.json["track"]?["id"]?.stringValue)
             #expect(second != first)
+            // A group pick counts as one pick, not one a member.
+            #expect(try await client.send(.get, "/metrics").text.contains("soundtrack_picks_total 2"))
             // The session keeps the shared context, nothing of the sender's own: no coordinates.
             let stored = try #require(try f.service.store.groupSession(id: id))
             #expect(stored.snapshot?.user == id && stored.snapshot?.location?.lat == nil && stored.snapshot?.location?.place == "library")
