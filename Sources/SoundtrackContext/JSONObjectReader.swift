@@ -275,7 +275,7 @@ public struct JSONObjectReader {
         return try Validate.timestamp(v, path: path(of: key))
     }
 
-    public func enumeration<E: RawRepresentable & CaseIterable>(_ key: String, _ type: E.Type) throws(InputError) -> E?
+    func enumeration<E: RawRepresentable & CaseIterable>(_ key: String, _ type: E.Type) throws(InputError) -> E?
     where E.RawValue == String {
         guard let v = value(key) else { return nil }
         return try Validate.enumeration(v, E.self, path: path(of: key))
@@ -330,7 +330,8 @@ public struct JSONObjectReader {
         return try Validate.timestamp(v, path: path(of: key))
     }
 
-    func requiredEnumeration<E: RawRepresentable & CaseIterable>(_ key: String, _ type: E.Type) throws(InputError) -> E
+    /// One of `E`'s raw values (absent or `null` is an error).
+    public func requiredEnumeration<E: RawRepresentable & CaseIterable>(_ key: String, _ type: E.Type) throws(InputError) -> E
     where E.RawValue == String {
         guard let v = raw(key) else {
             throw InputError(path: path(of: key), expected: Validate.oneOf(E.self), got: "nothing")

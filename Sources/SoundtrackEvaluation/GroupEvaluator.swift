@@ -33,8 +33,6 @@ public struct GroupEvaluator: Sendable {
     public let seed: UInt64
     /// The contexts groups meet in, when all members have them.
     public static let contexts: [ContextLabel] = [.social, .commute, .relax]
-    /// The tracks a member's read-only pick ranks.
-    public static let depth = 100
 
     /// Creates an evaluator.
     public init(engine: Recommender, population: Population, groups: Int = 100, size: Int = 3, seed: UInt64 = 1) {
@@ -83,7 +81,7 @@ public struct GroupEvaluator: Sendable {
                     var snapshot = slot.snapshot
                     snapshot.user = user
                     var copy = states[user] ?? trained.newUser(user)
-                    return trained.pick(snapshot, state: &copy, top: Self.depth).pick.ranked.map(\.id)
+                    return trained.pick(snapshot, state: &copy, top: GroupPick.depth).pick.ranked.map(\.id)
                 }
                 var methods = GroupAggregation.allCases.map { ($0.rawValue, $0.rank(lists)) }
                 methods.append(("most_popular", popular))
@@ -92,7 +90,7 @@ public struct GroupEvaluator: Sendable {
                     Set(catalog.tracks.indices.filter { population.users[m].likes(catalog.tracks[$0], in: context, noise: 0) }.map { catalog.tracks[$0].id })
                 }
                 for (name, list) in methods {
-                    let each = relevant.map { rel in (ndcg: Self.ndcg(list, rel, k: k), like: list.first.map(rel.contains) == true ? 1.0 : 0) }
+                    let each = relevant.map { rel in (ndcg: Metrics.ndcg(list, relevant: rel, k: k), like: list.first.map(rel.contains) == true ? 1.0 : 0) }
                     var s = sums[name] ?? (Figures(), Figures(), 0, 0)
                     for e in each {
                         s.members.ndcg += e.ndcg
@@ -129,21 +127,11 @@ public struct GroupEvaluator: Sendable {
             if e.isLike { likes[e.track, default: 0] += 1 }
         }
         for user in states.keys { engine.prepare(&states[user]!) }
-        let popular = likes.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(Self.depth).map(\.key)
-        guard examples.count >= BlendLearner.every else { return (engine, states, popular, false) }
-        let decision = BlendLearner().learn(Array(examples.suffix(BlendLearner.keep)), current: engine.ranker)
-        guard decision.promoted, let model = decision.candidate else { return (engine, states, popular, false) }
-        return (engine.with(ranker: model), states, popular, true)
+        let popular = likes.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(GroupPick.depth).map(\.key)
+        let learned = ReplayEndBlend.learn(engine, examples: examples)
+        return (learned.engine, states, popular, learned.decision?.promoted == true)
     }
 
-    /// NDCG@k of a list against a set of relevant ids (binary gains).
-    static func ndcg(_ list: [String], _ relevant: Set<String>, k: Int) -> Double {
-        guard !relevant.isEmpty else { return 0 }
-        var dcg = 0.0
-        for (r, id) in list.prefix(k).enumerated() where relevant.contains(id) { dcg += 1 / log2(Double(r + 2)) }
-        let ideal = (0..<min(k, relevant.count)).reduce(0.0) { $0 + 1 / log2(Double($1 + 2)) }
-        return dcg / ideal
-    }
 }
 
 extension GroupEvaluator.Report {

@@ -97,8 +97,9 @@ public struct OfflineEvaluator: Sendable {
             base.refresh()
             for user in states.keys { engine.prepare(&states[user]!) }
             // The blend the deployment would learn from the training part, as replay does at its end.
-            let learned = learnedEngine(engine, examples: examples)
-            if learned.promoted { promoted += 1 }
+            let learned = ReplayEndBlend.learn(engine, examples: examples)
+            let learnedPromoted = learned.decision?.promoted == true
+            if learnedPromoted { promoted += 1 }
             binsTotal += Double(states.values.reduce(0) { $0 + $1.bins.count })
 
             // Test, session by session.
@@ -114,7 +115,7 @@ public struct OfflineEvaluator: Sendable {
                     let answer = engineAnswer(e, query: i, engine: engine, state: states[e.user] ?? engine.newUser(e.user))
                     engineAnswers.append(answer)
                     learnedAnswers.append(
-                        learned.promoted ? engineAnswer(e, query: i, engine: learned.engine, state: states[e.user] ?? engine.newUser(e.user)) : answer)
+                        learnedPromoted ? engineAnswer(e, query: i, engine: learned.engine, state: states[e.user] ?? engine.newUser(e.user)) : answer)
                     let context = BaselineModel.attributes(of: e.snapshot!)
                     for (b, kind) in BaselineKind.allCases.enumerated() {
                         let salt = UInt64(i)
@@ -136,16 +137,6 @@ public struct OfflineEvaluator: Sendable {
         report.blendsPromoted = (promoted, splits.count)
         report.baselines = BaselineKind.allCases.enumerated().map { ($1, baseAcc[$0].metrics(bins: false)) }
         return report
-    }
-
-    /// The engine with the blend it learns from `examples` (the training part's queries), as
-    /// `replay` learns one at its end: when 500 or more came, fitted on the newest 2,000 and
-    /// promoted only if it beats the engine's on the newest fifth.
-    func learnedEngine(_ engine: Recommender, examples: [BlendExample]) -> (engine: Recommender, promoted: Bool) {
-        guard examples.count >= BlendLearner.every else { return (engine, false) }
-        let decision = BlendLearner().learn(Array(examples.suffix(BlendLearner.keep)), current: engine.ranker)
-        guard decision.promoted, let model = decision.candidate else { return (engine, false) }
-        return (engine.with(ranker: model), true)
     }
 
     /// The engine's answer to a test event, on a copy of the user's state (read-only).

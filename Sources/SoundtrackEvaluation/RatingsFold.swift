@@ -78,12 +78,9 @@ public struct InProcessRatingsRun: RatingsEngineRun {
             states[event.user] = state
         }
         let shipped = rankAll(fold.queries, engine: engine, states: states)
-        guard examples.count >= BlendLearner.every else { return RatingsRankings(shipped: shipped, learned: shipped, decision: nil) }
-        let decision = BlendLearner().learn(Array(examples.suffix(BlendLearner.keep)), current: engine.ranker)
-        guard decision.promoted, let model = decision.candidate else {
-            return RatingsRankings(shipped: shipped, learned: shipped, decision: decision)
-        }
-        return RatingsRankings(shipped: shipped, learned: rankAll(fold.queries, engine: engine.with(ranker: model), states: states), decision: decision)
+        let learned = ReplayEndBlend.learn(engine, examples: examples)
+        guard learned.decision?.promoted == true else { return RatingsRankings(shipped: shipped, learned: shipped, decision: learned.decision) }
+        return RatingsRankings(shipped: shipped, learned: rankAll(fold.queries, engine: learned.engine, states: states), decision: learned.decision)
     }
 
     /// One read-only pick a query, on a copy of its user's state.

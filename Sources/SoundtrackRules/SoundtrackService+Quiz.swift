@@ -6,16 +6,12 @@ import SoundtrackStore
 /// The music quiz through the CLI's path (docs/scoring.md, "Quiz").
 extension SoundtrackService {
     /// Issues a person a round drawn from their current state (their stored state brought up to
-    /// date with their feedback), stored with its right answers (``Store/issueQuiz(user:draw:)``).
+    /// date with their feedback), stored with its right answers (``Store/issueQuiz(user:state:seed:at:)``).
     /// - Parameter at: the time of issue (the caller's clock).
     /// - Throws: ``RuleError/unknownUser(_:)``, ``RuleError/tooLittleHistory(user:likedSongs:bins:)``;
     ///   database errors.
     public func issueQuiz(user: String, at: Date) throws -> Quiz {
-        let state = try state(user: user)
-        let seed = engine.seed
-        return try store.issueQuiz(user: user) { number, catalog in
-            try Quiz.draw(number: number, state: state, catalog: catalog, seed: seed, at: at)
-        }
+        try store.issueQuiz(user: user, state: state(user: user), seed: engine.seed, at: at)
     }
 
     /// Answers a person's round once (``Store/answerQuiz(user:quiz:choices:seconds:at:)``).

@@ -50,7 +50,7 @@ extension SoundtrackAPI {
         let principal = try context.requirePrincipal()
         let r = try JSONObjectReader(Self.parseJSON(try await readBody(request)), base: "")
         try r.rejectUnknown(["user"])
-        let user = try Self.required(r, "user", "a user id") { () throws -> String? in try r.optionalIdentifier("user") }
+        let user = try r.identifier("user")
         try principal.authorize(user: user)
         if principal.role != .admin {
             guard let session = try live.store.groupSession(id: id) else { throw RuleError.unknownSession(id) }
@@ -103,9 +103,9 @@ extension SoundtrackAPI {
         let principal = try context.requirePrincipal()
         let r = try JSONObjectReader(Self.parseJSON(try await readBody(request)), base: "")
         try r.rejectUnknown(["id", "user", "signal", "at"])
-        let eventId = try Self.required(r, "id", "an event id") { () throws -> String? in try r.optionalIdentifier("id") }
-        let user = try Self.required(r, "user", "a member's user id") { () throws -> String? in try r.optionalIdentifier("user") }
-        let signal = try Self.required(r, "signal", "like, dislike, skip or complete") { () throws -> Signal? in try r.enumeration("signal", Signal.self) }
+        let eventId = try r.identifier("id")
+        let user = try r.identifier("user")
+        let signal = try r.requiredEnumeration("signal", Signal.self)
         guard signal != .rate else { throw InputError(path: "signal", expected: "like, dislike, skip or complete", got: "'rate'") }
         let at = try r.timestamp("at") ?? Timestamp(date: configuration.clock.now(), offsetSeconds: 0)
         try principal.authorize(user: user)
@@ -120,15 +120,6 @@ extension SoundtrackAPI {
             .object([
                 ("event", verdict.json(eventId: eventId)), ("vote_counted", .bool(voted.counted)), ("session", Self.sessionJSON(voted.session))
             ]))
-    }
-
-    /// A field that must be given and not `null`, read by `read`.
-    private static func required<T>(
-        _ r: JSONObjectReader, _ key: String, _ expected: String, _ read: () throws -> T?
-    ) throws -> T {
-        _ = try r.require(key, expected)
-        guard let value = try read() else { throw InputError(path: r.path(of: key), expected: expected, got: "null") }
-        return value
     }
 
     /// The session, for the key of a member or of someone invited, or an admin key.

@@ -138,9 +138,9 @@ extension Store {
             db, sql: "SELECT user_id, joined_at, vote FROM group_members WHERE session_id = ? ORDER BY coalesce(joined_at, invited_at), user_id",
             arguments: [id])
         let snapshotText: String? = row["snapshot"]
-        let playedText: String = row["played"]
-        var played: [String] = []
-        if case let .array(items) = try JSONParser.parse(playedText) { played = items.compactMap { if case let .string(s) = $0 { s } else { nil } } }
+        guard let played = try? decodeStrings(row["played"], user: id, column: "played") else {
+            throw StoreError.corrupt(table: "group_sessions", column: "played", row: 0, expected: "a JSON array of track ids")
+        }
         let joined = people.filter { ($0["joined_at"] as Double?) != nil }
         return GroupSession(
             id: id, members: joined.map { $0["user_id"] }, invited: people.filter { ($0["joined_at"] as Double?) == nil }.map { $0["user_id"] },

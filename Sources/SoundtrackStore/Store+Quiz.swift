@@ -5,6 +5,16 @@ import SoundtrackEngine
 
 /// The music quiz's rounds and best scores (schema v20: `quizzes`, `quiz_players`; docs/scoring.md, "Quiz").
 extension Store {
+    /// Issues a person a round drawn from `state` (``Quiz/draw(number:state:catalog:seed:at:)``,
+    /// with the engine's `seed` and the time of issue `at`), as ``issueQuiz(user:draw:)`` stores it.
+    /// - Throws: ``RuleError/unknownUser(_:)``, ``RuleError/tooLittleHistory(user:likedSongs:bins:)``;
+    ///   database errors.
+    public func issueQuiz(user: String, state: UserState, seed: UInt64, at: Date) throws -> Quiz {
+        try issueQuiz(user: user) { number, catalog in
+            try Quiz.draw(number: number, state: state, catalog: catalog, seed: seed, at: at)
+        }
+    }
+
     /// Issues a person a round, in one write transaction: counts it (the person's rounds issued,
     /// which number and seed it), calls `draw` with its number and the catalog, stores what it
     /// returns with its right answers, and deletes the person's rounds older than the newest
@@ -91,16 +101,11 @@ extension Store {
         }
     }
 
-    /// A JSON array of integers as a column holds it.
+    /// A JSON array of integers as a column holds it (``intList(_:)``).
     private static func integers(_ text: String, table: String, column: String) throws -> [Int] {
-        guard case let .array(items) = try? JSONParser.parse(text) else {
+        guard let ints = intList(text) else {
             throw StoreError.corrupt(table: table, column: column, row: 0, expected: "a JSON array of integers")
         }
-        return try items.map {
-            guard case let .number(x) = $0, x == x.rounded() else {
-                throw StoreError.corrupt(table: table, column: column, row: 0, expected: "a JSON array of integers")
-            }
-            return Int(x)
-        }
+        return ints
     }
 }

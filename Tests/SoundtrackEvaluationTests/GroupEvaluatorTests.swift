@@ -9,12 +9,12 @@ import Testing
 /// baselines scored by each member's hidden taste.
 @Suite("eval groups")
 struct GroupEvaluatorTests {
-    @Test("NDCG of a list against a relevant set")
+    @Test("NDCG of a list against a relevant set, as the members judge a group's list (Metrics.ndcg)")
     func ndcg() {
-        #expect(GroupEvaluator.ndcg(["a", "b"], ["a"], k: 10) == 1)
-        #expect(abs(GroupEvaluator.ndcg(["b", "a"], ["a"], k: 10) - 1 / log2(3)) < 1e-12)
-        #expect(GroupEvaluator.ndcg(["b", "a"], ["a"], k: 1) == 0)
-        #expect(GroupEvaluator.ndcg(["a"], [], k: 10) == 0)
+        #expect(Metrics.ndcg(["a", "b"], relevant: ["a"], k: 10) == 1)
+        #expect(abs(Metrics.ndcg(["b", "a"], relevant: ["a"], k: 10) - 1 / log2(3)) < 1e-12)
+        #expect(Metrics.ndcg(["b", "a"], relevant: ["a"], k: 1) == 0)
+        #expect(Metrics.ndcg(["a"], relevant: [], k: 10) == 0)
     }
 
     @Test("a seeded run is repeatable and scores every rule and both baselines; worst ≤ mean")
