@@ -62,17 +62,18 @@ struct ByteWriter {
 
 /// Reads what ``ByteWriter`` wrote, in the same order.
 struct ByteReader {
-    private let bytes: [UInt8]
+    /// Borrowed: valid only while the caller that lent it runs.
+    private let bytes: UnsafeRawBufferPointer
     private var offset = 0
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     var isAtEnd: Bool { offset == bytes.count }
 
     mutating func value<T: BitwiseCopyable>(_: T.Type) throws(CatalogIndex.StoredFormError) -> T {
         let size = MemoryLayout<T>.size
         guard bytes.count - offset >= size else { throw .truncated }
-        let v = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: T.self) }
+        let v = bytes.loadUnaligned(fromByteOffset: offset, as: T.self)
         offset += size
         return v
     }
@@ -83,9 +84,7 @@ struct ByteReader {
         guard count <= UInt64(bytes.count - offset) / UInt64(max(stride, 1)) else { throw .truncated }
         let n = Int(count)
         let out = [T](unsafeUninitializedCapacity: n) { buffer, initialized in
-            bytes.withUnsafeBytes { source in
-                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<offset + n * stride]))
-            }
+            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + n * stride]))
             initialized = n
         }
         offset += n * stride

@@ -56,6 +56,21 @@ extension CatalogIndex {
     /// Reads an index back from ``storedForm()``.
     /// - Throws: ``StoredFormError`` when the bytes are not a form of this version or are cut short.
     public convenience init(storedForm bytes: [UInt8]) throws(StoredFormError) {
+        let read = bytes.withUnsafeBytes { raw in Result { () throws(StoredFormError) in try Self.readStoredForm(raw) } }
+        let (columns, tracks) = try read.get()
+        self.init(columns: columns, tracks: tracks)
+    }
+
+    /// Reads an index back from the bytes of ``storedForm()`` where they lie (a database's buffer),
+    /// without copying them first.
+    /// - Throws: ``StoredFormError`` when the bytes are not a form of this version or are cut short.
+    public convenience init(storedForm bytes: UnsafeRawBufferPointer) throws(StoredFormError) {
+        let (columns, tracks) = try Self.readStoredForm(bytes)
+        self.init(columns: columns, tracks: tracks)
+    }
+
+    /// The columns and tracks of a stored form.
+    private static func readStoredForm(_ bytes: UnsafeRawBufferPointer) throws(StoredFormError) -> (IndexColumns, TrackTable) {
         var r = ByteReader(bytes)
         guard try r.value(UInt32.self) == Self.storedFormMagic else { throw .notAnIndex }
         let version = try r.value(UInt32.self)
@@ -79,7 +94,7 @@ extension CatalogIndex {
         }
         let columns = IndexColumns(
             ids: ids, popularity: popularity, audio: audio, genreNames: genreNames, genreStart: genreStart, genreFlat: genreFlat)
-        self.init(columns: columns, tracks: TrackTable(columns: columns, rawGenres: (spelled, rowStart)))
+        return (columns, TrackTable(columns: columns, rawGenres: (spelled, rowStart)))
     }
 
     /// Why a stored form was not read.

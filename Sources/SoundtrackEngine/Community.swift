@@ -244,8 +244,9 @@ public struct Community: Sendable, Equatable {
             for (j, n) in co { body(j, n) }
             return
         }
-        guard let co = useLikes ? base!.coLiked(row) : base!.coRated(row) else { return }
-        co.forEach(body)
+        base!.withCoOccurrences(row, liked: useLikes) { packed in
+            for k in 0..<packed.count { body(packed.row(k), packed.count(k)) }
+        }
     }
 
     /// A row's like events by context attribute, from memory or the base.
@@ -292,17 +293,31 @@ public struct Community: Sendable, Equatable {
         var sums = [Float](repeating: 0, count: counts.count)
         var seen = [Bool](repeating: false, count: counts.count)
         var touched: [Int] = []
-        for l in profile {
-            let nl = Float(l < counts.count ? counts[l] : 0)
-            guard nl > 0 else { continue }
-            forEachCoOccurrence(l, liked: useLikes) { j, co in
-                let nj = Float(j < counts.count ? counts[j] : 0)
-                guard nj > 0 else { return }
-                if !seen[j] {
-                    seen[j] = true
-                    touched.append(j)
+        counts.withUnsafeBufferPointer { counts in
+            sums.withUnsafeMutableBufferPointer { sums in
+                seen.withUnsafeMutableBufferPointer { seen in
+                    @inline(__always) func add(_ j: Int, _ co: Int32, _ nl: Float) {
+                        let nj = Float(j < counts.count ? counts[j] : 0)
+                        guard nj > 0 else { return }
+                        if !seen[j] {
+                            seen[j] = true
+                            touched.append(j)
+                        }
+                        sums[j] += Float(co) / (nl * nj).squareRoot()
+                    }
+                    for l in profile {
+                        let nl = Float(l < counts.count ? counts[l] : 0)
+                        guard nl > 0 else { continue }
+                        if base == nil || loadedRows.contains(l) {
+                            forEachCoOccurrence(l, liked: useLikes) { j, co in add(j, co, nl) }
+                        } else {
+                            // A row of the base, read in place: one loop over its pairs, no call a pair.
+                            base!.withCoOccurrences(l, liked: useLikes) { packed in
+                                for k in 0..<packed.count { add(packed.row(k), packed.count(k), nl) }
+                            }
+                        }
+                    }
                 }
-                sums[j] += Float(co) / (nl * nj).squareRoot()
             }
         }
         var out: [Int: Float] = [:]
@@ -329,7 +344,8 @@ public struct Community: Sendable, Equatable {
     /// `Σ_{a ∈ attributes} likes of the track in a` (like events of the track in contexts sharing
     /// each attribute).
     public func contextLikes(of row: Int, attributes: [UInt64]) -> Float {
-        guard let counts = contexts(row) else { return 0 }
+        if let base, !loadedRows.contains(row) { return Float(base.contextLikes(row, attributes: attributes)) }
+        guard let counts = contextLikes[row] else { return 0 }
         var sum: Int32 = 0
         for a in attributes { sum += counts[a] ?? 0 }
         return Float(sum)
@@ -409,6 +425,30 @@ public protocol CommunityBase: Sendable {
     func person(_ user: String) -> (liked: [Int], rated: [Int])?
     /// An attribute's most liked tracks, most first.
     func contextTop(_ attribute: UInt64) -> [Int]?
+    /// Calls `body` with a row's co-likes (`liked`) or co-reactions in their stored layout, read in
+    /// place and not kept (nothing when the row has none): what the collaborative scores read
+    /// (``Community/neighbourScores(of:liked:)``), a heavy listener's hundreds of rows at a pick.
+    func withCoOccurrences(_ row: Int, liked: Bool, _ body: (PackedCoOccurrences) -> Void)
+    /// `Σ_{a ∈ attributes}` the row's like events in context attribute `a` (what
+    /// ``Community/contextLikes(of:attributes:)`` reads for every candidate of a pick).
+    func contextLikes(_ row: Int, attributes: [UInt64]) -> Int32
+}
+
+/// A row's co-occurrences as a store keeps them: (row, count) pairs of little-endian Int32s, one
+/// after the other, each row once; valid only inside the call that lends them.
+public struct PackedCoOccurrences {
+    /// The pairs' bytes (8 a pair).
+    public let bytes: UnsafeRawBufferPointer
+
+    /// Pairs over `bytes` (a multiple of 8 bytes; a partial pair at the end is not read).
+    public init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    /// The number of pairs.
+    public var count: Int { bytes.count / 8 }
+    /// The row of pair `k`.
+    @inline(__always) public func row(_ k: Int) -> Int { Int(Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: k * 8, as: Int32.self))) }
+    /// The count of pair `k`.
+    @inline(__always) public func count(_ k: Int) -> Int32 { Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: k * 8 + 4, as: Int32.self)) }
 }
 
 /// The context of an event as attributes shared by all users (`daypart=morning`, `weekend`,

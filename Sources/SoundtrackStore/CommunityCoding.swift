@@ -83,6 +83,7 @@ enum CommunityCoding {
     static func decode(stats data: Data) -> [Int: Community.Stats] {
         data.withUnsafeBytes { raw in
             var out: [Int: Community.Stats] = [:]
+            out.reserveCapacity(raw.count / 16)
             for row in 0..<(raw.count / 16) {
                 let s = Community.Stats(
                     likes: int32(raw, row * 16), events: int32(raw, row * 16 + 4), likers: int32(raw, row * 16 + 8), raters: int32(raw, row * 16 + 12))

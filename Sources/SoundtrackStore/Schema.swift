@@ -11,10 +11,11 @@ enum Schema {
     /// The schemas whose person exports this build imports: v17's (the first with exports),
     /// v18's (whose added columns, `sessions.style` and `style_since`, may be absent: NULL), v19's
     /// (the groups' listening sessions, whose memberships exports list and imports leave out) and
-    /// v20's (whose added tables, `quizzes` and `quiz_players`, may be absent: no rows). A new
+    /// v20's (whose added tables, `quizzes` and `quiz_players`, may be absent: no rows) and v21's
+    /// (which changed the community's tables only, none of a person's). A new
     /// migration joins the list only when a document of every schema listed imports unchanged
     /// into it (`PersonExportTests` imports a v17 document).
-    static let importableMigrations = ["v17", "v18", "v19", "v20"]
+    static let importableMigrations = ["v17", "v18", "v19", "v20", "v21"]
 
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -533,6 +534,31 @@ enum Schema {
                         PRIMARY KEY (user_id, id),
                         UNIQUE (user_id, number)
                     );
+                    """)
+        }
+        m.registerMigration("v21") { db in
+            // A track's co-likes, co-reactions and contexts in a table each (issue 40): in one row,
+            // reading the co-reactions or the contexts walked the overflow pages of the columns
+            // before them (tens of kilobytes a track on a large log), so a pick's contextual
+            // popularity of 200 candidates paged in megabytes it did not use.
+            try db.execute(
+                sql: """
+                    CREATE TABLE community_co_liked (
+                        row INTEGER PRIMARY KEY CHECK (row >= 0),
+                        co BLOB NOT NULL CHECK (length(co) % 8 = 0)
+                    );
+                    CREATE TABLE community_co_rated (
+                        row INTEGER PRIMARY KEY CHECK (row >= 0),
+                        co BLOB NOT NULL CHECK (length(co) % 8 = 0)
+                    );
+                    CREATE TABLE community_contexts (
+                        row INTEGER PRIMARY KEY CHECK (row >= 0),
+                        contexts BLOB NOT NULL CHECK (length(contexts) % 12 = 0)
+                    );
+                    INSERT INTO community_co_liked (row, co) SELECT row, co_liked FROM community_tracks;
+                    INSERT INTO community_co_rated (row, co) SELECT row, co_rated FROM community_tracks;
+                    INSERT INTO community_contexts (row, contexts) SELECT row, contexts FROM community_tracks;
+                    DROP TABLE community_tracks;
                     """)
         }
         return m

@@ -11,7 +11,7 @@ extension Store {
     static func loadCatalogIndex(_ db: Database) throws -> CatalogIndex {
         let r = try RawStatement(db, "SELECT format, data FROM catalog_index WHERE id = 1")
         if try r.step(), r.int(0) == Int(CatalogIndex.storedFormVersion),
-            let index = try? CatalogIndex(storedForm: [UInt8](r.bytes(1)))
+            let index = try? CatalogIndex(storedForm: r.bytes(1))
         {
             return index
         }

@@ -155,14 +155,19 @@ extension Store {
                 seq, Int64(bitPattern: header.version), header.maxLikes, header.maxRaters, Data(CommunityCoding.encode(stats: header.stats)),
                 Data(CommunityCoding.encode(rows: header.top))
             ])
-        let track = try RawStatement(db, cached: "INSERT OR REPLACE INTO community_tracks (row, co_liked, co_rated, contexts) VALUES (?, ?, ?, ?)")
+        let liked = try RawStatement(db, cached: "INSERT OR REPLACE INTO community_co_liked (row, co) VALUES (?, ?)")
+        let rated = try RawStatement(db, cached: "INSERT OR REPLACE INTO community_co_rated (row, co) VALUES (?, ?)")
+        let contexts = try RawStatement(db, cached: "INSERT OR REPLACE INTO community_contexts (row, contexts) VALUES (?, ?)")
         for row in model.changed.rows.sorted() {
             let r = model.record(ofRow: row)
-            try track.bind(1, row)
-            try track.bind(2, blob: CommunityCoding.encode(co: r.coLiked))
-            try track.bind(3, blob: CommunityCoding.encode(co: r.coRated))
-            try track.bind(4, blob: CommunityCoding.encode(contexts: r.contexts))
-            try track.execute()
+            for (statement, blob) in [
+                (liked, CommunityCoding.encode(co: r.coLiked)), (rated, CommunityCoding.encode(co: r.coRated)),
+                (contexts, CommunityCoding.encode(contexts: r.contexts))
+            ] {
+                try statement.bind(1, row)
+                try statement.bind(2, blob: blob)
+                try statement.execute()
+            }
         }
         // A person forgotten meanwhile is not written back (the forget also dropped the stored model).
         let person = try RawStatement(
@@ -205,6 +210,7 @@ final class StoredCommunity: CommunityBase, Sendable {
         var coLiked: [Int: CoOccurrences?] = [:]
         var coRated: [Int: CoOccurrences?] = [:]
         var contexts: [Int: [UInt64: Int32]?] = [:]
+        var contextLikes: [Int: PackedContexts] = [:]
         var tops: [UInt64: [Int]?] = [:]
     }
 
@@ -213,8 +219,9 @@ final class StoredCommunity: CommunityBase, Sendable {
         config.readonly = true
         // The co-occurrence lists of a person's tracks are megabytes of overflow pages: read through
         // a memory map instead of a `pread` a page (a one-shot pick on a million-event database,
-        // 85 → 74 ms; issue 40).
-        config.prepareDatabase { db in try db.execute(sql: "PRAGMA mmap_size = 1073741824") }
+        // 85 → 74 ms; issue 40). As large as SQLite allows (it caps the size at its build's
+        // maximum, 2 GB on Linux): a database grows past 1 GB at about a million events.
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA mmap_size = 1099511627776") }
         reader = try DatabaseQueue(path: path, configuration: config)
     }
 
@@ -224,21 +231,47 @@ final class StoredCommunity: CommunityBase, Sendable {
 
     func coLiked(_ row: Int) -> CoOccurrences? {
         if let hit = cache.withLock({ $0.coLiked[row] }) { return hit }
-        let value = blob("SELECT co_liked FROM community_tracks WHERE row = ?", Int64(row)).map(CommunityCoding.decode(coOccurrences:))
+        let value = blob("SELECT co FROM community_co_liked WHERE row = ?", Int64(row)).map(CommunityCoding.decode(coOccurrences:))
         cache.withLock { $0.coLiked[row] = value }
         return value
     }
 
     func coRated(_ row: Int) -> CoOccurrences? {
         if let hit = cache.withLock({ $0.coRated[row] }) { return hit }
-        let value = blob("SELECT co_rated FROM community_tracks WHERE row = ?", Int64(row)).map(CommunityCoding.decode(coOccurrences:))
+        let value = blob("SELECT co FROM community_co_rated WHERE row = ?", Int64(row)).map(CommunityCoding.decode(coOccurrences:))
         cache.withLock { $0.coRated[row] = value }
         return value
     }
 
+    /// Reads the row in place from SQLite's buffer and does not keep it: a heavy listener's rows
+    /// are megabytes, read once a pick (kept, they made a one-shot pick slower; issue 40).
+    func withCoOccurrences(_ row: Int, liked: Bool, _ body: (PackedCoOccurrences) -> Void) {
+        let sql = liked ? "SELECT co FROM community_co_liked WHERE row = ?" : "SELECT co FROM community_co_rated WHERE row = ?"
+        // Outside a transaction: one statement reads one consistent row.
+        try? reader.inDatabase { db in
+            let r = try RawStatement(db, cached: sql)
+            try r.bind(1, Int64(row))
+            guard try r.step() else { return }
+            body(PackedCoOccurrences(r.bytes(0)))
+        }
+    }
+
+    /// Kept once read, as sorted arrays (a pick reads its candidates' rows, and the service's
+    /// next picks the same popular ones again).
+    func contextLikes(_ row: Int, attributes: [UInt64]) -> Int32 {
+        let packed: PackedContexts
+        if let hit = cache.withLock({ $0.contextLikes[row] }) {
+            packed = hit
+        } else {
+            packed = PackedContexts(blob("SELECT contexts FROM community_contexts WHERE row = ?", Int64(row)) ?? Data())
+            cache.withLock { $0.contextLikes[row] = packed }
+        }
+        return packed.likes(in: attributes)
+    }
+
     func contexts(_ row: Int) -> [UInt64: Int32]? {
         if let hit = cache.withLock({ $0.contexts[row] }) { return hit }
-        let value = blob("SELECT contexts FROM community_tracks WHERE row = ?", Int64(row)).map(CommunityCoding.decode(contexts:))
+        let value = blob("SELECT contexts FROM community_contexts WHERE row = ?", Int64(row)).map(CommunityCoding.decode(contexts:))
         cache.withLock { $0.contexts[row] = value }
         return value
     }
@@ -254,5 +287,41 @@ final class StoredCommunity: CommunityBase, Sendable {
         let row = try? reader.read { db in try Row.fetchOne(db, sql: "SELECT liked, rated FROM community_people WHERE user_id = ?", arguments: [user]) }
         guard let row, let r = row as Row? else { return nil }
         return (CommunityCoding.decode(rows: r["liked"] as Data), CommunityCoding.decode(rows: r["rated"] as Data))
+    }
+}
+
+/// A row's like events by context attribute as sorted arrays, read from its stored layout
+/// (``CommunityCoding``: attribute UInt64, likes Int32, by attribute).
+struct PackedContexts: Sendable {
+    let attributes: [UInt64]
+    let likes: [Int32]
+
+    init(_ data: Data) {
+        let n = data.count / 12
+        var attributes = [UInt64](), likes = [Int32]()
+        attributes.reserveCapacity(n)
+        likes.reserveCapacity(n)
+        data.withUnsafeBytes { raw in
+            for k in 0..<n {
+                attributes.append(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: k * 12, as: UInt64.self)))
+                likes.append(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: k * 12 + 8, as: Int32.self)))
+            }
+        }
+        self.attributes = attributes
+        self.likes = likes
+    }
+
+    /// `Σ_{a ∈ query}` the likes of attribute `a` (0 for one it does not have).
+    func likes(in query: [UInt64]) -> Int32 {
+        var sum: Int32 = 0
+        for a in query {
+            var lo = 0, hi = attributes.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if attributes[mid] < a { lo = mid + 1 } else { hi = mid }
+            }
+            if lo < attributes.count, attributes[lo] == a { sum += likes[lo] }
+        }
+        return sum
     }
 }

@@ -137,7 +137,7 @@ struct UsersCommand: ParsableCommand {
         subcommands: [Add.self, SetEmail.self, List.self, Show.self, Export.self, Import.self, Forget.self])
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a user (the email is stored only as a keyed hash: see --email-key-file).")
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a user (the email is stored only as a keyed hash: see --email-key-file).")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The user id.", transform: Identifier.normalized) var id: String
         @Option(help: "Email address (hashed before it is stored).") var email: String?
@@ -166,7 +166,7 @@ struct UsersCommand: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List users.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List users.")
         @OptionGroup var store: StoreOptions
         @Flag(help: "Print JSON.") var json = false
 
@@ -184,7 +184,7 @@ struct UsersCommand: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one user as JSON.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one user as JSON.")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The user id.", transform: Identifier.normalized) var id: String
 
@@ -195,6 +195,7 @@ struct UsersCommand: ParsableCommand {
 
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "export",
             abstract: "Print everything stored about a user as one JSON document (docs/formats.md, Person export).",
             discussion:
                 "Profile, settings, places, bins with their songs, weights, session, picks, feedback and ratings, calendar events, library and key ids (never their secrets). `users import` restores it into another database."
@@ -209,6 +210,7 @@ struct UsersCommand: ParsableCommand {
 
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Restore a user from a `users export` document into this database, in one transaction.",
             discussion:
                 "The person then gets the same picks as in the database that exported them, given the same catalog, models and blend. A malformed or changed document, or a user already here, is refused (exit 2) and nothing is written. API keys are not restored (their secrets are not in the document)."
@@ -231,7 +233,7 @@ struct UsersCommand: ParsableCommand {
     }
 
     struct Forget: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete every row of a user: bins, feedback, picks, weights, places, session.")
+        static let configuration = CommandConfiguration(commandName: "forget", abstract: "Delete every row of a user: bins, feedback, picks, weights, places, session.")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The user id.", transform: Identifier.normalized) var id: String
 
@@ -252,6 +254,7 @@ struct CatalogCommand: ParsableCommand {
 
     struct Similar: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "similar",
             abstract: "List the catalog tracks most similar to a track (audio features and genres).")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The track id (for example spotify:track:…).") var track: String
@@ -292,6 +295,7 @@ struct CatalogCommand: ParsableCommand {
 
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Import a catalog (CSV or JSON Lines, see docs/formats.md); tracks are upserted by track_id.",
             discussion: "Bad rows are reported with their line numbers and skipped; the exit status is then 2.")
         @OptionGroup var store: StoreOptions

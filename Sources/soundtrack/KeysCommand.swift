@@ -12,6 +12,7 @@ struct KeysCommand: ParsableCommand {
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "create",
             abstract: "Create a key for a user (--user U) or an admin key (--admin); the key is printed once.",
             discussion:
                 "With --users-file, one key per user listed in the file (one id a line) is printed as `user<TAB>key`; --add-users creates the users that do not exist (for provisioning and load tests)."
@@ -59,7 +60,7 @@ struct KeysCommand: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List keys (ids, roles, users; never secrets).")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List keys (ids, roles, users; never secrets).")
         @OptionGroup var store: StoreOptions
 
         func run() throws {
@@ -75,6 +76,7 @@ struct KeysCommand: ParsableCommand {
 
     struct Revoke: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "revoke",
             abstract: "Revoke a key by id; a running service stops accepting it within 5 seconds.")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The key id (as `keys list` shows it), or the whole key.") var id: String

@@ -16,7 +16,7 @@ struct PlacesCommand: ParsableCommand {
         subcommands: [List.self, Name.self])
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List a person's learned places.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List a person's learned places.")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The user id.", transform: Identifier.normalized) var user: String
         @Flag(help: "Print JSON lines instead of a table.") var json = false
@@ -29,7 +29,7 @@ struct PlacesCommand: ParsableCommand {
     }
 
     struct Name: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Name one of a person's learned places, and show it.")
+        static let configuration = CommandConfiguration(commandName: "name", abstract: "Name one of a person's learned places, and show it.")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The user id.", transform: Identifier.normalized) var user: String
         @Argument(help: "The place's id, as `places list` shows it (pl-1).") var place: String

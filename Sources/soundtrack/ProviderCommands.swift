@@ -13,6 +13,7 @@ struct ConfigCommand: ParsableCommand {
 
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "check",
             abstract: "Validate a configuration file and print the effective configuration (secrets redacted).",
             discussion:
                 "Errors name the key path and what was expected; the exit status is then 2. Secrets come only from the environment: SOUNDTRACK_OPENWEATHER_KEY, SOUNDTRACK_GOOGLE_ACCESS_TOKEN, SOUNDTRACK_GOOGLE_REFRESH_TOKEN, SOUNDTRACK_GOOGLE_CLIENT_SECRET, SOUNDTRACK_SPOTIFY_CLIENT_SECRET, SOUNDTRACK_SPOTIFY_REFRESH_TOKEN, SOUNDTRACK_SPOTIFY_ACCESS_TOKEN."

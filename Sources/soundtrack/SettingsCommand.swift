@@ -14,7 +14,7 @@ struct SettingsCommand: ParsableCommand {
         subcommands: [Show.self, Set.self])
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show a person's settings.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show a person's settings.")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The user id.", transform: Identifier.normalized) var user: String
         @Flag(help: "Print JSON instead of a table.") var json = false
@@ -26,7 +26,7 @@ struct SettingsCommand: ParsableCommand {
     }
 
     struct Set: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change one of a person's settings (on or off), and show them all.")
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Change one of a person's settings (on or off), and show them all.")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The user id.", transform: Identifier.normalized) var user: String
         @Argument(help: "The setting: \(UserSettings.keys.joined(separator: ", ")).") var key: String

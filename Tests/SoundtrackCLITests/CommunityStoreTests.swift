@@ -58,7 +58,7 @@ struct CommunityStoreTests {
         try await DatabaseQueue(path: db).writeWithoutTransaction { d in
             try d.execute(sql: "ATTACH DATABASE ? AS old", arguments: [copy])
             try d.inTransaction {
-                for table in ["community", "community_tracks", "community_tops", "community_people"] {
+                for table in ["community", "community_co_liked", "community_co_rated", "community_contexts", "community_tops", "community_people"] {
                     try d.execute(sql: "DELETE FROM \(table); INSERT INTO \(table) SELECT * FROM old.\(table)")
                 }
                 return .commit
