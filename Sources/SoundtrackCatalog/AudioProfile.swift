@@ -47,14 +47,32 @@ public struct AudioProfile: Sendable, Equatable, Codable {
     /// The profile of a track's audio features (raw units, as in the catalog).
     public init(_ f: AudioFeatures) {
         self.init()
-        if let t = f.tempo, t > 0 { self[0] = Float(t / Self.maxTempo) }
-        if let v = f.energy { self[1] = Float(v) }
-        if let v = f.valence { self[2] = Float(v) }
-        if let v = f.danceability { self[3] = Float(v) }
-        if let v = f.acousticness { self[4] = Float(v) }
-        if let v = f.instrumentalness { self[5] = Float(v) }
-        if let v = f.speechiness { self[6] = Float(v) }
-        if let l = f.loudness { self[7] = Float((l - Self.minLoudness) / -Self.minLoudness) }
+        if let x = f.tempo { setRaw(0, x) }
+        if let x = f.energy { setRaw(1, x) }
+        if let x = f.valence { setRaw(2, x) }
+        if let x = f.danceability { setRaw(3, x) }
+        if let x = f.acousticness { setRaw(4, x) }
+        if let x = f.instrumentalness { setRaw(5, x) }
+        if let x = f.speechiness { setRaw(6, x) }
+        if let x = f.loudness { setRaw(7, x) }
+    }
+
+    /// The profile of audio features given as raw values, one a dimension in ``names`` order, the
+    /// dimensions whose bit is set in `present` (bit `d` for dimension `d`): ``init(_:)`` of those
+    /// features, without making them (a stored catalog index reads 20,000 rows at start-up).
+    init(raw values: ArraySlice<Double>, present: UInt8) {
+        self.init()
+        for d in 0..<Self.dimension where present & (1 << UInt8(d)) != 0 { setRaw(d, values[values.startIndex + d]) }
+    }
+
+    /// Sets dimension `d` from its raw value: tempo in BPM (0, Spotify's "no beat found", stays
+    /// missing), loudness in dB, the others as they are.
+    private mutating func setRaw(_ d: Int, _ raw: Double) {
+        switch d {
+        case 0: if raw > 0 { self[0] = Float(raw / Self.maxTempo) }
+        case 7: self[7] = Float((raw - Self.minLoudness) / -Self.minLoudness)
+        default: self[d] = Float(raw)
+        }
     }
 
     /// The normalised value of dimension `i` (0..<8), or `nil` when missing; setting clamps to 0…1.

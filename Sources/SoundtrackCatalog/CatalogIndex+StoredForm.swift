@@ -3,9 +3,11 @@
 /// genre again (issue 40). The store keeps it beside the catalog (`catalog_index`).
 ///
 /// The form keeps each row's id, popularity, audio features and genres (as the catalog spelled
-/// them, and numbered as the index numbers them); not titles, artists, albums, years or durations.
-/// An index read back ranks exactly as the index written: every derived value is computed from
-/// the same columns by the same code (``CatalogIndex/init(columns:tracks:)``).
+/// them, and numbered as the index numbers them), and the hash of each id (layout 2); not
+/// titles, artists, albums, years or durations. An index read back ranks exactly as the index
+/// written: the hashes are those the index computed, and every other derived value is computed
+/// from the same columns by the same code (``CatalogIndex/init(columns:tracks:)``); the tracks'
+/// audio features are made from the form only when the tracks are asked for.
 ///
 /// ```swift
 /// let bytes = CatalogIndex(tracks: tracks).storedForm()
@@ -15,7 +17,7 @@ extension CatalogIndex {
     /// The first bytes of the form: "STCI" and the form's version.
     static let storedFormMagic: UInt32 = 0x4943_5453
     /// The version of the layout below; a form of another version is not read.
-    public static let storedFormVersion: UInt32 = 1
+    public static let storedFormVersion: UInt32 = 2
 
     /// The index in its stored form.
     public func storedForm() -> [UInt8] {
@@ -50,6 +52,7 @@ extension CatalogIndex {
         }
         w.strings(spelled)
         w.array(rowStart)
+        w.array(rowHashes)
         return w.bytes
     }
 
@@ -80,21 +83,16 @@ extension CatalogIndex {
         let popularity = try r.array(Int64.self).map { $0 == Int64.min ? nil : Int($0) }
         let values = try r.array(Double.self), present = try r.array(UInt8.self)
         let genreNames = try r.strings(), genreStart = try r.array(Int32.self), genreFlat = try r.array(Int32.self)
-        let spelled = try r.stringTable(), rowStart = try r.array(Int32.self)
+        let spelled = try r.stringTable(), rowStart = try r.array(Int32.self), hashes = try r.array(UInt64.self)
         guard ids.count == n, popularity.count == n, values.count == 8 * n, present.count == n, genreStart.count == n + 1,
-            rowStart.count == n + 1, r.isAtEnd, Int(genreStart[n]) == genreFlat.count, Int(rowStart[n]) == spelled.count,
-            genreFlat.allSatisfy({ $0 >= 0 && Int($0) < genreNames.count })
+            rowStart.count == n + 1, hashes.count == n, r.isAtEnd, Int(genreStart[n]) == genreFlat.count,
+            Int(rowStart[n]) == spelled.count, genreFlat.allSatisfy({ $0 >= 0 && Int($0) < genreNames.count })
         else { throw .truncated }
-        let audio = (0..<n).map { row in
-            let bits = present[row], base = 8 * row
-            func v(_ d: Int) -> Double? { bits & (1 << UInt8(d)) != 0 ? values[base + d] : nil }
-            return AudioFeatures(
-                tempo: v(0), energy: v(1), valence: v(2), danceability: v(3), acousticness: v(4), instrumentalness: v(5),
-                speechiness: v(6), loudness: v(7))
-        }
+        let profiles = (0..<n).map { row in AudioProfile(raw: values[(8 * row)..<(8 * row + 8)], present: present[row]) }
         let columns = IndexColumns(
-            ids: ids, popularity: popularity, audio: audio, genreNames: genreNames, genreStart: genreStart, genreFlat: genreFlat)
-        return (columns, TrackTable(columns: columns, rawGenres: (spelled, rowStart)))
+            ids: ids, hashes: hashes, popularity: popularity, profiles: profiles, genreNames: genreNames, genreStart: genreStart,
+            genreFlat: genreFlat)
+        return (columns, TrackTable(columns: columns, rawGenres: (spelled, rowStart), rawAudio: (values, present)))
     }
 
     /// Why a stored form was not read.

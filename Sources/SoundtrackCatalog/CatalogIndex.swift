@@ -77,6 +77,8 @@ public final class CatalogIndex: Sendable {
     private let postings: [[Int32]]
     /// The track id of each row.
     private let ids: [String]
+    /// The FNV-1a hash of each row's id (kept in the stored form).
+    let rowHashes: [UInt64]
     /// Rows by the FNV-1a hash of their id (``StableHash/fnv1a(_:seed:)``); ``HashRows/shared`` where
     /// two rows share a hash (two ids, or one id twice), whose ids are then found in ``sharedRows``.
     /// Integer keys hash far cheaper than strings.
@@ -100,7 +102,7 @@ public final class CatalogIndex: Sendable {
         let n = columns.ids.count
         count = n
         ids = columns.ids
-        let profiles = columns.audio.map(AudioProfile.init)
+        let profiles = columns.profiles
         self.profiles = profiles
 
         var sum = SIMD8<Float>.zero, present = SIMD8<Float>.zero
@@ -146,14 +148,22 @@ public final class CatalogIndex: Sendable {
         self.genreIDs = genreIDs
         genreStart = columns.genreStart
         genreFlat = columns.genreFlat
-        var postings = [[Int32]](repeating: [], count: columns.genreNames.count)
+        // Each genre's list sized first: no list grows by copies.
+        var sizes = [Int](repeating: 0, count: columns.genreNames.count)
+        for g in columns.genreFlat { sizes[Int(g)] += 1 }
+        var postings = sizes.map { size -> [Int32] in
+            var list: [Int32] = []
+            list.reserveCapacity(size)
+            return list
+        }
         for r in 0..<n {
             for g in columns.genreFlat[Int(columns.genreStart[r])..<Int(columns.genreStart[r + 1])] { postings[Int(g)].append(Int32(r)) }
         }
         self.postings = postings
 
         var rowsByHash = HashRows(capacity: n)
-        let hashes = columns.ids.map { StableHash.fnv1a($0) }
+        let hashes = columns.hashes
+        rowHashes = hashes
         for (r, h) in hashes.enumerated() { rowsByHash.insert(h, row: r) }
         var sharedRows: [String: Int] = [:]
         for (r, h) in hashes.enumerated() where rowsByHash.row(h) == HashRows.shared && sharedRows[columns.ids[r]] == nil {

@@ -1,3 +1,4 @@
+import SoundtrackContext
 import Synchronization
 
 /// What a ``CatalogIndex`` is computed from, a value a row: the ids, the raw popularity and audio
@@ -6,8 +7,11 @@ import Synchronization
 /// these by the same code, whether they come from tracks or from the index's stored form.
 struct IndexColumns: Sendable {
     var ids: [String]
+    /// The FNV-1a hash of each id (``StableHash/fnv1a(_:seed:)``).
+    var hashes: [UInt64]
     var popularity: [Int?]
-    var audio: [AudioFeatures]
+    /// Each row's normalised sound (``AudioProfile/init(_:)`` of its audio features).
+    var profiles: [AudioProfile]
     /// Normalised genre names; a genre's number is its position.
     var genreNames: [String]
     /// Row `r`'s genre numbers, sorted, are `genreFlat[genreStart[r]..<genreStart[r + 1]]`.
@@ -19,8 +23,9 @@ extension IndexColumns {
     /// The columns of `tracks`, genres numbered as the tracks first name them.
     init(tracks: [Track]) {
         ids = tracks.map(\.id)
+        hashes = ids.map { StableHash.fnv1a($0) }
         popularity = tracks.map(\.popularity)
-        audio = tracks.map(\.audio)
+        profiles = tracks.map { AudioProfile($0.audio) }
         var names: [String] = [], numbers: [String: Int32] = [:]
         var start: [Int32] = [0], flat: [Int32] = []
         start.reserveCapacity(tracks.count + 1)
@@ -55,18 +60,23 @@ final class TrackTable: Sendable {
     private let columns: IndexColumns?
     /// Row `r`'s genres as spelled are strings `rowStart[r]..<rowStart[r + 1]` of `spelled`.
     private let rawGenres: (spelled: StringTable, rowStart: [Int32])
+    /// Row `r`'s audio features are `values[8r ..< 8r + 8]`, dimension `d` present when bit `d`
+    /// of `present[r]` is set (``AudioProfile/names`` order).
+    private let rawAudio: (values: [Double], present: [UInt8])
     private let made = Mutex<[Track]?>(nil)
 
     init(_ tracks: [Track]) {
         given = tracks
         columns = nil
         rawGenres = (StringTable([]), [])
+        rawAudio = ([], [])
     }
 
-    init(columns: IndexColumns, rawGenres: (spelled: StringTable, rowStart: [Int32])) {
+    init(columns: IndexColumns, rawGenres: (spelled: StringTable, rowStart: [Int32]), rawAudio: (values: [Double], present: [UInt8])) {
         given = nil
         self.columns = columns
         self.rawGenres = rawGenres
+        self.rawAudio = rawAudio
     }
 
     var tracks: [Track] {
@@ -75,10 +85,16 @@ final class TrackTable: Sendable {
             if let made { return made }
             let c = columns!
             let (spelled, rowStart) = rawGenres
+            let (values, present) = rawAudio
             let tracks = c.ids.indices.map { r in
-                Track(
+                let bits = present[r], base = 8 * r
+                func v(_ d: Int) -> Double? { bits & (1 << UInt8(d)) != 0 ? values[base + d] : nil }
+                let audio = AudioFeatures(
+                    tempo: v(0), energy: v(1), valence: v(2), danceability: v(3), acousticness: v(4), instrumentalness: v(5),
+                    speechiness: v(6), loudness: v(7))
+                return Track(
                     id: c.ids[r], title: "", artist: "", genres: (Int(rowStart[r])..<Int(rowStart[r + 1])).map { spelled[$0] },
-                    popularity: c.popularity[r], audio: c.audio[r])
+                    popularity: c.popularity[r], audio: audio)
             }
             made = tracks
             return tracks

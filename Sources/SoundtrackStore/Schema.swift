@@ -11,11 +11,11 @@ enum Schema {
     /// The schemas whose person exports this build imports: v17's (the first with exports),
     /// v18's (whose added columns, `sessions.style` and `style_since`, may be absent: NULL), v19's
     /// (the groups' listening sessions, whose memberships exports list and imports leave out) and
-    /// v20's (whose added tables, `quizzes` and `quiz_players`, may be absent: no rows) and v21's
-    /// (which changed the community's tables only, none of a person's). A new
+    /// v20's (whose added tables, `quizzes` and `quiz_players`, may be absent: no rows), v21's and
+    /// v22's (which changed the community's tables and the catalog's index, none of a person's). A new
     /// migration joins the list only when a document of every schema listed imports unchanged
     /// into it (`PersonExportTests` imports a v17 document).
-    static let importableMigrations = ["v17", "v18", "v19", "v20", "v21"]
+    static let importableMigrations = ["v17", "v18", "v19", "v20", "v21", "v22"]
 
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -560,6 +560,11 @@ enum Schema {
                     INSERT INTO community_contexts (row, contexts) SELECT row, contexts FROM community_tracks;
                     DROP TABLE community_tracks;
                     """)
+        }
+        m.registerMigration("v22") { db in
+            // The catalog's stored index in layout 2 (each id's hash kept, issue 40): a form of
+            // layout 1 is not read, so the index is stored again once.
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM songs)") == true { try Store.storeCatalogIndex(db) }
         }
         return m
     }
