@@ -59,19 +59,33 @@ public struct AudioProfile: Sendable, Equatable, Codable {
 
     /// The profile of audio features given as raw values, one a dimension in ``names`` order, the
     /// dimensions whose bit is set in `present` (bit `d` for dimension `d`): ``init(_:)`` of those
-    /// features, without making them (a stored catalog index reads 20,000 rows at start-up).
-    init(raw values: ArraySlice<Double>, present: UInt8) {
-        self.init()
-        for d in 0..<Self.dimension where present & (1 << UInt8(d)) != 0 { setRaw(d, values[values.startIndex + d]) }
+    /// features, without making them (a stored catalog index reads 20,000 rows at start-up). The
+    /// values are set as the subscript sets them (clamped to 0…1, missing when not finite).
+    init(raw values: UnsafeBufferPointer<Double>, present: UInt8) {
+        @inline(__always) func dimension(_ d: Int) -> (value: Float, mask: Float) {
+            guard present & (1 << UInt8(d)) != 0, let v = Self.normalised(d, values[d]), v.isFinite else { return (0, 0) }
+            return (min(max(v, 0), 1), 1)
+        }
+        let (a, b, c, d) = (dimension(0), dimension(1), dimension(2), dimension(3))
+        let (e, f, g, h) = (dimension(4), dimension(5), dimension(6), dimension(7))
+        self.values = SIMD8(a.value, b.value, c.value, d.value, e.value, f.value, g.value, h.value)
+        self.mask = SIMD8(a.mask, b.mask, c.mask, d.mask, e.mask, f.mask, g.mask, h.mask)
     }
 
-    /// Sets dimension `d` from its raw value: tempo in BPM (0, Spotify's "no beat found", stays
-    /// missing), loudness in dB, the others as they are.
+    /// Sets dimension `d` from its raw value (``normalised(_:_:)``).
     private mutating func setRaw(_ d: Int, _ raw: Double) {
+        if let v = Self.normalised(d, raw) { self[d] = v }
+    }
+
+    /// Dimension `d`'s raw value on the 0…1 scale before clamping: tempo in BPM over
+    /// ``maxTempo`` (`nil` for 0, Spotify's "no beat found"), loudness in dB from ``minLoudness``
+    /// to 0, the others as they are.
+    @inline(__always)
+    static func normalised(_ d: Int, _ raw: Double) -> Float? {
         switch d {
-        case 0: if raw > 0 { self[0] = Float(raw / Self.maxTempo) }
-        case 7: self[7] = Float((raw - Self.minLoudness) / -Self.minLoudness)
-        default: self[d] = Float(raw)
+        case 0: raw > 0 ? Float(raw / maxTempo) : nil
+        case 7: Float((raw - minLoudness) / -minLoudness)
+        default: Float(raw)
         }
     }
 

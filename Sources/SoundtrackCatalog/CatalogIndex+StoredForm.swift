@@ -88,7 +88,9 @@ extension CatalogIndex {
             rowStart.count == n + 1, hashes.count == n, r.isAtEnd, Int(genreStart[n]) == genreFlat.count,
             Int(rowStart[n]) == spelled.count, genreFlat.allSatisfy({ $0 >= 0 && Int($0) < genreNames.count })
         else { throw .truncated }
-        let profiles = (0..<n).map { row in AudioProfile(raw: values[(8 * row)..<(8 * row + 8)], present: present[row]) }
+        let profiles = values.withUnsafeBufferPointer { v in
+            (0..<n).map { row in AudioProfile(raw: UnsafeBufferPointer(rebasing: v[(8 * row)..<(8 * row + 8)]), present: present[row]) }
+        }
         let columns = IndexColumns(
             ids: ids, hashes: hashes, popularity: popularity, profiles: profiles, genreNames: genreNames, genreStart: genreStart,
             genreFlat: genreFlat)

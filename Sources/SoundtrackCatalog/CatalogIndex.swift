@@ -124,16 +124,20 @@ public final class CatalogIndex: Sendable {
         var matrix = [Float](repeating: 0, count: n * Self.columns)
         var featureless: [Int] = []
         var zRows = [SIMD8<Float>](repeating: .zero, count: n)
-        for (r, p) in profiles.enumerated() {
-            let z = root * (p.values - mean) * p.mask
-            zRows[r] = z
-            let z2 = z * z
-            for d in 0..<8 {
-                matrix[d * n + r] = z2[d]
-                matrix[(8 + d) * n + r] = z[d]
+        matrix.withUnsafeMutableBufferPointer { matrix in
+            zRows.withUnsafeMutableBufferPointer { zRows in
+                for (r, p) in profiles.enumerated() {
+                    let z = root * (p.values - mean) * p.mask
+                    zRows[r] = z
+                    let z2 = z * z
+                    for d in 0..<8 {
+                        matrix[d * n + r] = z2[d]
+                        matrix[(8 + d) * n + r] = z[d]
+                    }
+                    matrix[16 * n + r] = z2.sum()
+                    if p.isEmpty { featureless.append(r) }
+                }
             }
-            matrix[16 * n + r] = z2.sum()
-            if p.isEmpty { featureless.append(r) }
         }
         self.matrix = matrix
         self.zRows = zRows
@@ -148,18 +152,7 @@ public final class CatalogIndex: Sendable {
         self.genreIDs = genreIDs
         genreStart = columns.genreStart
         genreFlat = columns.genreFlat
-        // Each genre's list sized first: no list grows by copies.
-        var sizes = [Int](repeating: 0, count: columns.genreNames.count)
-        for g in columns.genreFlat { sizes[Int(g)] += 1 }
-        var postings = sizes.map { size -> [Int32] in
-            var list: [Int32] = []
-            list.reserveCapacity(size)
-            return list
-        }
-        for r in 0..<n {
-            for g in columns.genreFlat[Int(columns.genreStart[r])..<Int(columns.genreStart[r + 1])] { postings[Int(g)].append(Int32(r)) }
-        }
-        self.postings = postings
+        self.postings = Self.postings(genreStart: columns.genreStart, genreFlat: columns.genreFlat, genres: columns.genreNames.count)
 
         var rowsByHash = HashRows(capacity: n)
         let hashes = columns.hashes
@@ -172,6 +165,26 @@ public final class CatalogIndex: Sendable {
         self.rowsByHash = rowsByHash
         self.sharedRows = sharedRows
         popularity = columns.popularity.map { Float(min(max($0 ?? 0, 0), 100)) / 100 }
+    }
+
+    /// Each genre's rows in row order, from every row's genre numbers (``genreStart``,
+    /// ``genreFlat``): counted, laid out in one buffer, then cut into a list a genre.
+    private static func postings(genreStart: [Int32], genreFlat: [Int32], genres: Int) -> [[Int32]] {
+        var end = [Int](repeating: 0, count: genres + 1)
+        for g in genreFlat { end[Int(g) + 1] += 1 }
+        for g in 0..<genres { end[g + 1] += end[g] }
+        var next = end
+        var flat = [Int32](repeating: 0, count: genreFlat.count)
+        flat.withUnsafeMutableBufferPointer { flat in
+            for r in 0..<(genreStart.count - 1) {
+                for j in Int(genreStart[r])..<Int(genreStart[r + 1]) {
+                    let g = Int(genreFlat[j])
+                    flat[next[g]] = Int32(r)
+                    next[g] += 1
+                }
+            }
+        }
+        return (0..<genres).map { Array(flat[end[$0]..<end[$0 + 1]]) }
     }
 
     /// The row of a track id, or `nil`.

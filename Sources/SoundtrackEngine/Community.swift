@@ -289,6 +289,17 @@ public struct Community: Sendable, Equatable {
     /// them), with every track's people count read from ``people``: a user's hundreds of liked
     /// tracks, each with hundreds of co-occurrences, cost no hash lookups.
     public func neighbourScores(of profile: [Int], liked useLikes: Bool) -> [Int: Float] {
+        let (rows, sums) = neighbourSums(of: profile, liked: useLikes)
+        var out: [Int: Float] = [:]
+        out.reserveCapacity(rows.count)
+        for j in rows { out[j] = sums[j] }
+        return out
+    }
+
+    /// ``neighbourScores(of:liked:)`` as the tracks that have a score, in the order first reached,
+    /// and every track's score by row (0 for the others): what a pick reads, without a dictionary
+    /// of thousands of tracks.
+    public func neighbourSums(of profile: [Int], liked useLikes: Bool) -> (rows: [Int], sums: [Float]) {
         let counts = useLikes ? people.likers : people.raters
         var sums = [Float](repeating: 0, count: counts.count)
         var seen = [Bool](repeating: false, count: counts.count)
@@ -320,10 +331,7 @@ public struct Community: Sendable, Equatable {
                 }
             }
         }
-        var out: [Int: Float] = [:]
-        out.reserveCapacity(touched.count)
-        for j in touched { out[j] = sums[j] }
-        return out
+        return (touched, sums)
     }
 
     /// Every track's distinct likers and raters by row (``Stats/likers``, ``Stats/raters``), kept

@@ -248,18 +248,13 @@ extension Recommender {
         if let community {
             let limit = config.candidates
             let (knn, knnRated, popular) = community.read { c in
-                (c.neighbourScores(of: cache.liked, liked: true), c.neighbourScores(of: cache.rated, liked: false), c.mostLiked(limit / 4))
+                (c.neighbourSums(of: cache.liked, liked: true), c.neighbourSums(of: cache.rated, liked: false), c.mostLiked(limit / 4))
             }
             // Each person's strongest neighbour scores 1: the sums grow with the person's history and
             // the deployment's density, so one weight for every person and every deployment reads
             // them on one scale (docs/scoring.md, `knn`).
-            let nl = max(knn.values.max() ?? 1, 1e-6), nr = max(knnRated.values.max() ?? 1, 1e-6)
-            cache.knn = RowTable(capacity: knn.count)
-            for (row, v) in knn { cache.knn[row] = v / nl }
-            cache.knnRated = RowTable(capacity: knnRated.count)
-            for (row, v) in knnRated { cache.knnRated[row] = v / nr }
-            cache.knnOrder = Self.strongest(knn, limit)
-            cache.knnRatedOrder = Self.strongest(knnRated, limit)
+            (cache.knn, cache.knnOrder) = Self.scaled(knn, limit)
+            (cache.knnRated, cache.knnRatedOrder) = Self.scaled(knnRated, limit)
             cache.popular = popular
         }
         // Sound neighbours and profiles of bins stay valid while the bin is the same (those of bins
@@ -271,14 +266,25 @@ extension Recommender {
         state.rankingCache = cache
     }
 
-    /// The `limit` rows of highest score, highest first (ties: the lower row), kept by ``TopK``
-    /// instead of sorting them all.
-    static func strongest(_ scores: [Int: Float], _ limit: Int) -> [Int] {
-        TopK<(row: Int, score: Float)>.best(
-            capacity: min(limit, scores.count),
+    /// Collaborative sums (``Community/neighbourSums(of:liked:)``) divided by the strongest, by
+    /// row, and the `limit` rows of highest score, highest first (ties: the lower row), kept by
+    /// ``TopK`` instead of sorting them all.
+    static func scaled(_ scores: (rows: [Int], sums: [Float]), _ limit: Int) -> (table: RowTable<Float>, strongest: [Int]) {
+        let (rows, sums) = scores
+        var strongest: Float = 1
+        if let first = rows.first {
+            strongest = sums[first]
+            for row in rows { strongest = max(strongest, sums[row]) }
+        }
+        let scale = max(strongest, 1e-6)
+        var table = RowTable<Float>(capacity: rows.count)
+        for row in rows { table[row] = sums[row] / scale }
+        let order = TopK<(row: Int, score: Float)>.best(
+            capacity: min(limit, rows.count),
             { top in
-                for (row, score) in scores { top.offer((row, score)) { a, b in a.score != b.score ? a.score > b.score : a.row < b.row } }
+                for row in rows { top.offer((row, sums[row])) { a, b in a.score != b.score ? a.score > b.score : a.row < b.row } }
             }, \.row)
+        return (table, order)
     }
 
     /// The tracks a pick ranks: the chosen bin's songs, the user's own liked tracks from any bin,
