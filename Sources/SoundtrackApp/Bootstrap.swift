@@ -60,15 +60,18 @@ public enum Bootstrap {
     ///   - writesCommunity: write the model at once when it had events after the stored one (a
     ///     command that will write it as it goes: replay, serve, feedback); a model rebuilt from the
     ///     whole log is written whatever this says.
+    ///   - statementCounter: counts what each statement of the store's connections costs (tests of
+    ///     what a start-up reads; ``StatementCounter``).
     /// - Returns: the service, and where the catalog loaded now came from (``BundledCatalog/name``)
     ///   with the import report.
     public static func open(
         path: String, models: Models, seed: UInt64, catalogCandidates: [URL]?, durable: Bool = true,
-        emailKey: EmailKeySource? = nil, community: Bool = false, writesCommunity: Bool = false, logger: Logger = Logger(label: "soundtrack")
+        emailKey: EmailKeySource? = nil, community: Bool = false, writesCommunity: Bool = false, logger: Logger = Logger(label: "soundtrack"),
+        statementCounter: StatementCounter? = nil
     ) throws -> (service: SoundtrackService, imported: (source: String, report: CatalogReadReport)?) {
         let store: Store
         do {
-            store = try Store(path: path, durable: durable, emailKey: emailKey)
+            store = try Store(path: path, durable: durable, emailKey: emailKey, statementCounter: statementCounter)
         } catch {
             throw AppError.cannotOpen(path: path, reason: "\(error)")
         }

@@ -39,7 +39,7 @@ extension Store {
                 return LoadedCommunity(model: model, seq: seq, tail: 0, rebuilt: true)
             }
             storedSeq = header.seq
-            var model = Community(header: header.header, base: try StoredCommunity(path: path))
+            var model = Community(header: header.header, base: try StoredCommunity(path: path, statementCounter: statementCounter))
             let seq = try Self.count(db, into: &model, after: header.seq, index: index)
             return LoadedCommunity(model: model, seq: seq, tail: model.changed.events, rebuilt: false)
         }
@@ -214,19 +214,24 @@ final class StoredCommunity: CommunityBase, Sendable {
         var tops: [UInt64: [Int]?] = [:]
     }
 
-    init(path: String) throws {
+    init(path: String, statementCounter: StatementCounter? = nil) throws {
         var config = Configuration()
         config.readonly = true
         // The co-occurrence lists of a person's tracks are megabytes of overflow pages: read through
         // a memory map instead of a `pread` a page (a one-shot pick on a million-event database,
         // 85 → 74 ms; issue 40). As large as SQLite allows (it caps the size at its build's
         // maximum, 2 GB on Linux): a database grows past 1 GB at about a million events.
-        config.prepareDatabase { db in try db.execute(sql: "PRAGMA mmap_size = 1099511627776") }
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA mmap_size = 1099511627776")
+            statementCounter?.install(on: db)
+        }
         reader = try DatabaseQueue(path: path, configuration: config)
     }
 
     private func blob(_ sql: String, _ key: Int64) -> Data? {
-        (try? reader.read { db in try Data.fetchOne(db, sql: sql, arguments: [key]) }) ?? nil
+        // Outside a transaction: one statement reads one consistent row (a transaction of its own
+        // cost two statements more for each of a pick's 200 candidates).
+        (try? reader.inDatabase { db in try Data.fetchOne(db, sql: sql, arguments: [key]) }) ?? nil
     }
 
     func coLiked(_ row: Int) -> CoOccurrences? {

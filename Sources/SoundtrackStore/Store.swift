@@ -18,14 +18,19 @@ public final class Store: Sendable {
     let catalogIndex = IndexCache()
     /// The key of the users' email hashes.
     let emailKeys: EmailKeyring
+    /// Counts the statements of every connection the store opens (`nil`: none counted).
+    let statementCounter: StatementCounter?
 
     /// Opens (creating if needed) and migrates the database at `path`.
     /// - Parameters:
     ///   - durable: `synchronous=FULL` (every commit reaches the disk) when true, `NORMAL` otherwise.
     ///   - emailKey: the key of the users' email hashes; by default the key file beside the database
     ///     (``EmailKey/defaultFile(forDatabase:)``), created when an address is first hashed.
-    public init(path: String, durable: Bool = true, emailKey: EmailKeySource? = nil) throws {
+    ///   - statementCounter: counts what every statement on the store's connections costs (tests
+    ///     of what a start-up reads); `nil` by default.
+    public init(path: String, durable: Bool = true, emailKey: EmailKeySource? = nil, statementCounter: StatementCounter? = nil) throws {
         emailKeys = EmailKeyring(emailKey ?? .file(EmailKey.defaultFile(forDatabase: path)))
+        self.statementCounter = statementCounter
         var config = Configuration()
         config.foreignKeysEnabled = true
         config.busyMode = .callback(Self.pollEvery(microseconds: 200, upTo: 10))
@@ -34,6 +39,7 @@ public final class Store: Sendable {
             // Deleted rows are overwritten with zeros, whatever SQLite was compiled with: a forget
             // leaves nothing in the database file's free pages.
             try db.execute(sql: "PRAGMA secure_delete = ON")
+            statementCounter?.install(on: db)
         }
         let pool = try Self.openPool(path: path, configuration: config)
         try Self.migrate(pool)
@@ -92,6 +98,7 @@ public final class Store: Sendable {
 
     private init(queue: DatabaseQueue, emailKey: EmailKey) throws {
         emailKeys = EmailKeyring(.key(emailKey))
+        statementCounter = nil
         try Schema.migrator.migrate(queue)
         database = queue
         path = nil
