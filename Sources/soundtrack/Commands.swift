@@ -49,9 +49,11 @@ struct PickCommand: AsyncParsableCommand {
         }
         let config = enrich ? try store.configuration() : nil
         let service = try store.open(engine: engine.values, community: true, existing: true)
-        // A one-shot process: the catalog's index and the community model it read are not freed
-        // one allocation at a time before the process ends (2 ms of a 50 ms pick; issue 40).
-        keepUntilExit(service)
+        // A one-shot read-only pick: the catalog's index and the community model it read are not
+        // freed one allocation at a time before the process ends (2 ms of a 50 ms pick; issue
+        // 40). A learning pick closes its connections, so that SQLite moves its commit from the
+        // WAL into the database file (which a person may copy alone).
+        if readOnly { keepUntilExit(service) }
         var report: [EnrichmentEntry] = []
         if let config {
             let enricher = ProviderImports.enricher(
