@@ -188,6 +188,18 @@ extension Store {
         }
     }
 
+    /// Deletes the stored model, in `db`'s transaction, when a person is forgotten: it counts their
+    /// events, in every track's co-occurrences and contexts and the attributes' most liked (a
+    /// track only they liked would keep its row through any rebuild, which writes the rows of the
+    /// tracks that still have events). The next process that ranks rebuilds it from the feedback
+    /// that remains (docs/architecture.md, "The community model"); the other people's pairing
+    /// windows are theirs and stay.
+    static func dropCommunity(_ db: Database) throws {
+        for table in ["community", "community_co_liked", "community_co_rated", "community_contexts", "community_tops"] {
+            try db.execute(sql: "DELETE FROM \(table)")
+        }
+    }
+
     /// The model rebuilt from the whole feedback log (``count(_:into:after:index:)`` from the
     /// start), without reading or writing the stored one: what tests compare a stored model with.
     public func rebuildCommunity() throws -> Community {

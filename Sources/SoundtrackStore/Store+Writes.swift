@@ -184,9 +184,7 @@ extension Store {
                 _ = try prunePending(db, limit: limit)
             case let .forget(user):
                 try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [user])
-                // The stored community counts the user's events: the next process rebuilds it
-                // from the feedback that remains (docs/architecture.md, "The community model").
-                try db.execute(sql: "DELETE FROM community")
+                try Self.dropCommunity(db)
             case let .settings(user, settings, scrub):
                 try writeSettings(db, user: user, settings, scrubLocation: scrub)
             }

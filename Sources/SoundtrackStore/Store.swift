@@ -197,9 +197,7 @@ public final class Store: Sendable {
         try database.write { db in
             try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
             let forgotten = db.changesCount > 0
-            // The stored community counts the user's events: the next process rebuilds it from the
-            // feedback that remains (docs/architecture.md, "The community model").
-            if forgotten { try db.execute(sql: "DELETE FROM community") }
+            if forgotten { try Self.dropCommunity(db) }
             return forgotten
         }
     }

@@ -70,13 +70,23 @@ struct CommunityStoreTests {
         #expect(withTail.tail == 30 && !withTail.rebuilt)
         Self.same(withTail.model, try behind.rebuildCommunity(), rows: 0..<500, "with a tail of 30 events")
 
-        // Forget: the model is rebuilt from the feedback that remains.
+        // Forget: nothing counted from the person's events stays in the file (not a track's
+        // co-occurrences or contexts either: a track only they liked would keep them, as no
+        // rebuild writes its row again), and the model is rebuilt from the feedback that remains.
         #expect(try await CLI.run(["users", "forget", Self.users[1], "--db", db]).status == 0)
+        let left = try await DatabaseQueue(path: db).read { d in
+            try ["community", "community_co_liked", "community_co_rated", "community_contexts", "community_tops"].map {
+                try Int.fetchOne(d, sql: "SELECT count(*) FROM \($0)") ?? -1
+            }
+        }
+        #expect(left == [0, 0, 0, 0, 0], "rows of the community model after forget: \(left)")
         let after = try Store(path: db)
         let reloaded = try after.loadCommunity(write: true)
         #expect(reloaded.rebuilt)
         Self.same(reloaded.model, try after.rebuildCommunity(), rows: 0..<500, "after forget")
-        #expect(try after.loadCommunity(write: false).rebuilt == false, "written once")
+        let stored = try after.loadCommunity(write: false)
+        #expect(stored.rebuilt == false, "written once")
+        Self.same(stored.model, try after.rebuildCommunity(), rows: 0..<500, "the stored model after forget")
     }
 
     @Test("Loading the model reads one row, whatever the log's length; a pick then reads only the rows it ranks")
