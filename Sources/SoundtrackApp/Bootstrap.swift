@@ -62,12 +62,14 @@ public enum Bootstrap {
     ///     whole log is written whatever this says.
     ///   - statementCounter: counts what each statement of the store's connections costs (tests of
     ///     what a start-up reads; ``StatementCounter``).
+    ///   - keepsCommunityRows: keep the community model's co-occurrence rows once read (false for a
+    ///     one-shot pick, which reads each once).
     /// - Returns: the service, and where the catalog loaded now came from (``BundledCatalog/name``)
     ///   with the import report.
     public static func open(
         path: String, models: Models, seed: UInt64, catalogCandidates: [URL]?, durable: Bool = true,
         emailKey: EmailKeySource? = nil, community: Bool = false, writesCommunity: Bool = false, logger: Logger = Logger(label: "soundtrack"),
-        statementCounter: StatementCounter? = nil
+        statementCounter: StatementCounter? = nil, keepsCommunityRows: Bool = true
     ) throws -> (service: SoundtrackService, imported: (source: String, report: CatalogReadReport)?) {
         let store: Store
         do {
@@ -90,7 +92,7 @@ public enum Bootstrap {
             // The collaborative and popularity signals of the ranker: the stored model (its rows read
             // as picks need them) and the events after it, then kept current by every event this
             // process applies (docs/architecture.md, "The community model").
-            let loaded = try store.loadCommunity(write: writesCommunity)
+            let loaded = try store.loadCommunity(write: writesCommunity, keepRows: keepsCommunityRows)
             engine = engine.with(community: SharedCommunity(loaded.model, seq: loaded.seq))
         }
         logger.debug("opened database", metadata: ["path": "\(path)", "seed": "\(seed)"])

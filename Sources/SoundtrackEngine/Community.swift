@@ -249,12 +249,6 @@ public struct Community: Sendable, Equatable {
         }
     }
 
-    /// A row's like events by context attribute, from memory or the base.
-    func contexts(_ row: Int) -> [UInt64: Int32]? {
-        if base == nil || loadedRows.contains(row) { return contextLikes[row] }
-        return base!.contexts(row)
-    }
-
     /// An attribute's most liked, from memory or the base.
     func mostLiked(attribute: UInt64) -> [Int] {
         if base == nil || loadedTops.contains(attribute) { return contextTop[attribute] ?? [] }
@@ -308,7 +302,7 @@ public struct Community: Sendable, Equatable {
             sums.withUnsafeMutableBufferPointer { sums in
                 seen.withUnsafeMutableBufferPointer { seen in
                     @inline(__always) func add(_ j: Int, _ co: Int32, _ nl: Float) {
-                        let nj = Float(j < counts.count ? counts[j] : 0)
+                        let nj = Float(j >= 0 && j < counts.count ? counts[j] : 0)
                         guard nj > 0 else { return }
                         if !seen[j] {
                             seen[j] = true
@@ -421,7 +415,9 @@ public struct Community: Sendable, Equatable {
 
 /// Where a ``Community`` kept in a store reads what it has not in memory yet, row by row: the
 /// co-occurrences and contexts of a track, a person's pairing windows, an attribute's most liked.
-/// Implementations cache what they read; the model reads each row at most once for its writes.
+/// The model reads each row at most once for its writes (``coLiked(_:)``, ``coRated(_:)``,
+/// ``contexts(_:)``); what picks read (``withCoOccurrences(_:liked:_:)``, ``contextLikes(_:attributes:)``)
+/// an implementation may keep or read again.
 public protocol CommunityBase: Sendable {
     /// A row's co-likes (`nil`: none).
     func coLiked(_ row: Int) -> CoOccurrences?

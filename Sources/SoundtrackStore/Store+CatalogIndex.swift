@@ -10,12 +10,12 @@ extension Store {
     /// from the songs (``indexTracks(_:)``).
     static func loadCatalogIndex(_ db: Database) throws -> CatalogIndex {
         let r = try RawStatement(db, "SELECT format, data FROM catalog_index WHERE id = 1")
-        if try r.step(), r.int(0) == Int(CatalogIndex.storedFormVersion),
-            let index = try? CatalogIndex(storedForm: r.bytes(1))
-        {
-            return index
+        // The bytes are SQLite's until the statement is reset: `r` lives until they are read.
+        let stored = try withExtendedLifetime(r) { () throws -> CatalogIndex? in
+            guard try r.step(), r.int(0) == Int(CatalogIndex.storedFormVersion) else { return nil }
+            return try? CatalogIndex(storedForm: r.bytes(1))
         }
-        return CatalogIndex(tracks: try indexTracks(db))
+        return try stored ?? CatalogIndex(tracks: try indexTracks(db))
     }
 
     /// Builds the index from the songs and stores it, in `db`'s transaction.

@@ -26,20 +26,26 @@ extension Store {
     /// by a process killed before it wrote, or by a command that does not write it) counted again
     /// in the contexts their rows keep. A database without a stored model (written by an earlier
     /// version) has it rebuilt from the whole log once.
-    /// - Parameter write: write the model when it was rebuilt or had a tail (a process that holds
-    ///   the writer lock, or any process for a rebuild, so that it happens once).
+    /// - Parameters:
+    ///   - write: write the model when it was rebuilt or had a tail (a process that holds the
+    ///     writer lock, or any process for a rebuild, so that it happens once).
+    ///   - keepRows: keep the co-occurrence rows once read (a process that picks for many people
+    ///     and many times); a one-shot process reads each once and keeps none.
     /// - Throws: ``StoreError`` for a stored value that does not read; database errors.
-    public func loadCommunity(write: Bool) throws -> LoadedCommunity {
+    public func loadCommunity(write: Bool, keepRows: Bool = true) throws -> LoadedCommunity {
         let index = try catalogIndex.get { try database.read { try Self.loadCatalogIndex($0) } }
         var storedSeq: Int64?
+        var counted: LogShape?
         var loaded = try database.read { db -> LoadedCommunity in
             guard let header = try Self.communityHeader(db), let path else {
                 var model = Community()
                 let seq = try Self.count(db, into: &model, after: 0, index: index)
+                counted = try LogShape(db)
                 return LoadedCommunity(model: model, seq: seq, tail: 0, rebuilt: true)
             }
             storedSeq = header.seq
-            var model = Community(header: header.header, base: try StoredCommunity(path: path, statementCounter: statementCounter))
+            let base = try StoredCommunity(path: path, keepsRows: keepRows, statementCounter: statementCounter)
+            var model = Community(header: header.header, base: base)
             let seq = try Self.count(db, into: &model, after: header.seq, index: index)
             return LoadedCommunity(model: model, seq: seq, tail: model.changed.events, rebuilt: false)
         }
@@ -47,6 +53,9 @@ extension Store {
             // Written only over the stored model it was read from (another process may have written one meanwhile).
             let wrote = try database.write { db -> Bool in
                 guard try Self.communityHeader(db)?.seq == storedSeq else { return false }
+                // A rebuild counted the log as it was: not written when a forget took rows out of
+                // it meanwhile (the next process rebuilds again).
+                if let counted, try LogShape(db) != counted { return false }
                 try Self.writeCommunity(db, loaded.model, seq: loaded.seq)
                 return true
             }
@@ -188,15 +197,23 @@ extension Store {
         }
     }
 
-    /// Deletes the stored model, in `db`'s transaction, when a person is forgotten: it counts their
-    /// events, in every track's co-occurrences and contexts and the attributes' most liked (a
-    /// track only they liked would keep its row through any rebuild, which writes the rows of the
-    /// tracks that still have events). The next process that ranks rebuilds it from the feedback
-    /// that remains (docs/architecture.md, "The community model"); the other people's pairing
-    /// windows are theirs and stay.
-    static func dropCommunity(_ db: Database) throws {
-        for table in ["community", "community_co_liked", "community_co_rated", "community_contexts", "community_tops"] {
-            try db.execute(sql: "DELETE FROM \(table)")
+    /// Deletes what the stored model counted of a person about to be forgotten, in `db`'s
+    /// transaction (before their feedback goes): the header (every track's counts), the
+    /// attributes' most liked, and the rows of every track they reacted to. A person adds to a
+    /// track's co-occurrences and contexts only for tracks they reacted to, so no other row holds
+    /// anything of theirs; a track only they liked would otherwise keep its row through any
+    /// rebuild, which writes the rows of the tracks that still have events. The next process that
+    /// ranks rebuilds the model from the feedback that remains (docs/architecture.md, "The
+    /// community model"); the other people's pairing windows are theirs and stay.
+    /// - Parameter index: the catalog's index (read from `db` when not given).
+    static func dropCommunity(_ db: Database, forgetting user: String, index: CatalogIndex? = nil) throws {
+        let index = try index ?? loadCatalogIndex(db)
+        let tracks = try String.fetchAll(db, sql: "SELECT DISTINCT track_id FROM feedback WHERE user_id = ?", arguments: [user])
+        let rows = Set(tracks.compactMap { index.row(of: $0) }).sorted()
+        try db.execute(sql: "DELETE FROM community; DELETE FROM community_tops")
+        for table in ["community_co_liked", "community_co_rated", "community_contexts"] {
+            let delete = try db.cachedStatement(sql: "DELETE FROM \(table) WHERE row = ?")
+            for row in rows { try delete.execute(arguments: [row]) }
         }
     }
 
@@ -212,8 +229,22 @@ extension Store {
     }
 }
 
+/// The feedback log's size and newest row: what a rebuild of the community model counted, compared
+/// again before the rebuilt model is written.
+struct LogShape: Equatable {
+    var rows: Int
+    var newest: Int64
+
+    init(_ db: Database) throws {
+        let r = try Row.fetchOne(db, sql: "SELECT count(*), coalesce(max(rowid), 0) FROM feedback")
+        rows = r?[0] ?? 0
+        newest = r?[1] ?? 0
+    }
+}
+
 /// The rows of a stored community model, read as a process needs them over a read-only connection
-/// of its own (the engine reads them inside other transactions), each once.
+/// of its own (the engine reads them inside other transactions): contexts and tops kept once
+/// read, co-occurrence rows kept only by a process that asks for it (``keepsRows``).
 final class StoredCommunity: CommunityBase, Sendable {
     private let reader: DatabaseQueue
     private let cache = Mutex(Cache())
@@ -223,10 +254,18 @@ final class StoredCommunity: CommunityBase, Sendable {
         var coRated: [Int: CoOccurrences?] = [:]
         var contexts: [Int: [UInt64: Int32]?] = [:]
         var contextLikes: [Int: PackedContexts] = [:]
+        /// The co-occurrence rows' bytes, for a process that keeps them (``keepsRows``).
+        var likedBytes: [Int: [UInt8]] = [:]
+        var ratedBytes: [Int: [UInt8]] = [:]
         var tops: [UInt64: [Int]?] = [:]
     }
 
-    init(path: String, statementCounter: StatementCounter? = nil) throws {
+    /// Whether co-occurrence rows are kept once read (a process that picks for many people and
+    /// many times) or read again each time (a one-shot process, which reads each once).
+    let keepsRows: Bool
+
+    init(path: String, keepsRows: Bool = true, statementCounter: StatementCounter? = nil) throws {
+        self.keepsRows = keepsRows
         var config = Configuration()
         config.readonly = true
         // The co-occurrence lists of a person's tracks are megabytes of overflow pages: read through
@@ -260,16 +299,31 @@ final class StoredCommunity: CommunityBase, Sendable {
         return value
     }
 
-    /// Reads the row in place from SQLite's buffer and does not keep it: a heavy listener's rows
-    /// are megabytes, read once a pick (kept, they made a one-shot pick slower; issue 40).
+    /// Reads the row in place from SQLite's buffer: a heavy listener's rows are megabytes, read
+    /// once by a one-shot process (decoded and kept, they made its pick slower; issue 40). A
+    /// process that keeps rows (``keepsRows``: the service, batch, replay) keeps a copy of the
+    /// bytes, and reads them from it next time.
     func withCoOccurrences(_ row: Int, liked: Bool, _ body: (PackedCoOccurrences) -> Void) {
+        if keepsRows, let kept = cache.withLock({ (liked ? $0.likedBytes : $0.ratedBytes)[row] }) {
+            kept.withUnsafeBytes { body(PackedCoOccurrences($0)) }
+            return
+        }
         let sql = liked ? "SELECT co FROM community_co_liked WHERE row = ?" : "SELECT co FROM community_co_rated WHERE row = ?"
         // Outside a transaction: one statement reads one consistent row.
         try? reader.inDatabase { db in
             let r = try RawStatement(db, cached: sql)
             try r.bind(1, Int64(row))
-            guard try r.step() else { return }
-            body(PackedCoOccurrences(r.bytes(0)))
+            // The bytes are SQLite's until the statement is reset: `r` lives until they are read.
+            try withExtendedLifetime(r) {
+                let bytes = try r.step() ? r.bytes(0) : UnsafeRawBufferPointer(start: nil, count: 0)
+                if keepsRows {
+                    let copy = [UInt8](bytes)
+                    cache.withLock { c in
+                        if liked { c.likedBytes[row] = copy } else { c.ratedBytes[row] = copy }
+                    }
+                }
+                if !bytes.isEmpty { body(PackedCoOccurrences(bytes)) }
+            }
         }
     }
 

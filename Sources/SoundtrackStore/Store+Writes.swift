@@ -183,8 +183,8 @@ extension Store {
             case let .prunePending(limit):
                 _ = try prunePending(db, limit: limit)
             case let .forget(user):
+                try Self.dropCommunity(db, forgetting: user)
                 try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [user])
-                try Self.dropCommunity(db)
             case let .settings(user, settings, scrub):
                 try writeSettings(db, user: user, settings, scrubLocation: scrub)
             }

@@ -195,10 +195,10 @@ public final class Store: Sendable {
     @discardableResult
     public func forget(user id: String) throws -> Bool {
         try database.write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM users WHERE id = ?)", arguments: [id]) == true else { return false }
+            try Self.dropCommunity(db, forgetting: id, index: try catalogIndex.get { try Self.loadCatalogIndex(db) })
             try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
-            let forgotten = db.changesCount > 0
-            if forgotten { try Self.dropCommunity(db) }
-            return forgotten
+            return true
         }
     }
 

@@ -43,17 +43,12 @@ struct PickCommand: AsyncParsableCommand {
         var snapshot = try Snapshot.decode(data, strict: strict)
         if let group {
             let members = group.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-            let service = try store.open(engine: engine.values, community: true, existing: true)
+            let service = try store.open(engine: engine.values, community: true, existing: true, oneShot: true)
             print(try service.groupPick(snapshot, members: members, top: top).json(includeRanked: top > 1).serialized())
             return
         }
         let config = enrich ? try store.configuration() : nil
-        let service = try store.open(engine: engine.values, community: true, existing: true)
-        // A one-shot read-only pick: the catalog's index and the community model it read are not
-        // freed one allocation at a time before the process ends (2 ms of a 50 ms pick; issue
-        // 40). A learning pick closes its connections, so that SQLite moves its commit from the
-        // WAL into the database file (which a person may copy alone).
-        if readOnly { keepUntilExit(service) }
+        let service = try store.open(engine: engine.values, community: true, existing: true, oneShot: true)
         var report: [EnrichmentEntry] = []
         if let config {
             let enricher = ProviderImports.enricher(
@@ -65,6 +60,11 @@ struct PickCommand: AsyncParsableCommand {
         }
         let pick = try service.pick(snapshot, top: top, learn: !readOnly)
         print(EnrichmentEntry.annotate(pick.json(includeRanked: top > 1), with: report).serialized())
+        // The process ends: the catalog's index and the community model are left to the exit
+        // instead of freed one allocation at a time (2 ms of a 50 ms pick; issue 40). What the
+        // pick committed is in the database either way (a connection's close did not move it
+        // from the WAL into the file before this either: GRDB keeps the WAL).
+        keepUntilExit(service)
     }
 }
 

@@ -75,6 +75,8 @@ struct StoreOptions: ParsableArguments {
     ///   rank tracks: pick, batch, serve, bench).
     /// - Parameter writesCommunity: the command writes the community model as it goes (replay,
     ///   feedback, serve, demo), so it writes it at once when it had events after the stored one.
+    /// - Parameter oneShot: one pick and the process ends: the community model's rows are read
+    ///   once each and not kept.
     /// - Parameter existing: the command reads or changes what a database holds (a user, their
     ///   picks): a database that does not exist is refused (``InputError``, exit 2), instead of a new
     ///   one made and then found empty (a typo in `--db`).
@@ -82,7 +84,7 @@ struct StoreOptions: ParsableArguments {
     ///   the others open with the defaults.
     func open(
         engine: RankingOptions.Values = RankingOptions.Values(), durable: Bool = true, loadBundledCatalog: Bool = true,
-        community: Bool = false, writesCommunity: Bool = false, existing: Bool = false
+        community: Bool = false, writesCommunity: Bool = false, existing: Bool = false, oneShot: Bool = false
     ) throws -> SoundtrackService {
         if existing {
             let path = try path()
@@ -105,7 +107,7 @@ struct StoreOptions: ParsableArguments {
         let (service, imported) = try Bootstrap.open(
             path: path, models: m, seed: engine.seed, catalogCandidates: loadBundledCatalog ? candidates : nil, durable: durable,
             emailKey: try emailKeyPath().map(EmailKeySource.file),
-            community: community, writesCommunity: writesCommunity, logger: Logger(label: "soundtrack"))
+            community: community, writesCommunity: writesCommunity, logger: Logger(label: "soundtrack"), keepsCommunityRows: !oneShot)
         if let (source, report) = imported {
             stderr("created \(path): loaded \(report.accepted) tracks from \(source)\(report.rejectedCount > 0 ? " (\(report.rejectedCount) rows rejected)" : "")")
         }

@@ -70,16 +70,25 @@ struct CommunityStoreTests {
         #expect(withTail.tail == 30 && !withTail.rebuilt)
         Self.same(withTail.model, try behind.rebuildCommunity(), rows: 0..<500, "with a tail of 30 events")
 
-        // Forget: nothing counted from the person's events stays in the file (not a track's
-        // co-occurrences or contexts either: a track only they liked would keep them, as no
-        // rebuild writes its row again), and the model is rebuilt from the feedback that remains.
+        // Forget: nothing counted from the person's events stays in the file: no header, no
+        // attribute's most liked, no row of a track they reacted to (a track only they liked would
+        // keep its co-occurrences and contexts through any rebuild, which writes only the rows
+        // of tracks that still have events); the model is rebuilt from the feedback that remains.
+        let theirs = try await DatabaseQueue(path: db).read { d in
+            let index = try Store.loadCatalogIndex(d)
+            return try String.fetchAll(d, sql: "SELECT DISTINCT track_id FROM feedback WHERE user_id = ?", arguments: [Self.users[1]])
+                .compactMap { index.row(of: $0) }
+        }
+        #expect(theirs.count > 10)
         #expect(try await CLI.run(["users", "forget", Self.users[1], "--db", db]).status == 0)
         let left = try await DatabaseQueue(path: db).read { d in
-            try ["community", "community_co_liked", "community_co_rated", "community_contexts", "community_tops"].map {
-                try Int.fetchOne(d, sql: "SELECT count(*) FROM \($0)") ?? -1
-            }
+            let rows = theirs.map(String.init).joined(separator: ",")
+            return try [
+                "community", "community_tops", "community_co_liked WHERE row IN (\(rows))", "community_co_rated WHERE row IN (\(rows))",
+                "community_contexts WHERE row IN (\(rows))"
+            ].map { try Int.fetchOne(d, sql: "SELECT count(*) FROM \($0)") ?? -1 }
         }
-        #expect(left == [0, 0, 0, 0, 0], "rows of the community model after forget: \(left)")
+        #expect(left == [0, 0, 0, 0, 0], "rows of the community model counting the forgotten person: \(left)")
         let after = try Store(path: db)
         let reloaded = try after.loadCommunity(write: true)
         #expect(reloaded.rebuilt)
