@@ -237,16 +237,10 @@ public struct Community: Sendable, Equatable {
         }
     }
 
-    /// Visits a row's co-likes (``coLiked``) or co-reactions, from memory or the base.
-    func forEachCoOccurrence(_ row: Int, liked useLikes: Bool, _ body: (Int, Int32) -> Void) {
-        if base == nil || loadedRows.contains(row) {
-            guard let co = (useLikes ? coLiked : coRated)[row] else { return }
-            for (j, n) in co { body(j, n) }
-            return
-        }
-        base!.withCoOccurrences(row, liked: useLikes) { packed in
-            for k in 0..<packed.count { body(packed.row(k), packed.count(k)) }
-        }
+    /// Visits a row's co-likes (``coLiked``) or co-reactions held in memory.
+    private func forEachCoOccurrenceInMemory(_ row: Int, liked useLikes: Bool, _ body: (Int, Int32) -> Void) {
+        guard let co = (useLikes ? coLiked : coRated)[row] else { return }
+        for (j, n) in co { body(j, n) }
     }
 
     /// An attribute's most liked, from memory or the base.
@@ -314,7 +308,7 @@ public struct Community: Sendable, Equatable {
                         let nl = Float(l < counts.count ? counts[l] : 0)
                         guard nl > 0 else { continue }
                         if base == nil || loadedRows.contains(l) {
-                            forEachCoOccurrence(l, liked: useLikes) { j, co in add(j, co, nl) }
+                            forEachCoOccurrenceInMemory(l, liked: useLikes) { j, co in add(j, co, nl) }
                         } else {
                             // A row of the base, read in place: one loop over its pairs, no call a pair.
                             base!.withCoOccurrences(l, liked: useLikes) { packed in
@@ -429,8 +423,8 @@ public protocol CommunityBase: Sendable {
     func person(_ user: String) -> (liked: [Int], rated: [Int])?
     /// An attribute's most liked tracks, most first.
     func contextTop(_ attribute: UInt64) -> [Int]?
-    /// Calls `body` with a row's co-likes (`liked`) or co-reactions in their stored layout, read in
-    /// place and not kept (nothing when the row has none): what the collaborative scores read
+    /// Calls `body` with a row's co-likes (`liked`) or co-reactions in their stored layout, lent for
+    /// the call (nothing when the row has none): what the collaborative scores read
     /// (``Community/neighbourScores(of:liked:)``), a heavy listener's hundreds of rows at a pick.
     func withCoOccurrences(_ row: Int, liked: Bool, _ body: (PackedCoOccurrences) -> Void)
     /// `Σ_{a ∈ attributes}` the row's like events in context attribute `a` (what
@@ -510,6 +504,11 @@ public struct CoOccurrences: Sendable {
         precondition(rows.count == counts.count, "a count a row")
         self.rows = rows
         self.counts = counts
+    }
+
+    /// Counts from a row as a store keeps it.
+    public init(_ packed: PackedCoOccurrences) {
+        self.init(rows: (0..<packed.count).map { Int32(packed.row($0)) }, counts: (0..<packed.count).map { packed.count($0) })
     }
 
     public var isEmpty: Bool { rows.isEmpty }

@@ -271,12 +271,7 @@ extension Recommender {
     /// ``TopK`` instead of sorting them all.
     static func scaled(_ scores: (rows: [Int], sums: [Float]), _ limit: Int) -> (table: RowTable<Float>, strongest: [Int]) {
         let (rows, sums) = scores
-        var strongest: Float = 1
-        if let first = rows.first {
-            strongest = sums[first]
-            for row in rows { strongest = max(strongest, sums[row]) }
-        }
-        let scale = max(strongest, 1e-6)
+        let scale = max(rows.lazy.map { sums[$0] }.max() ?? 1, 1e-6)
         var table = RowTable<Float>(capacity: rows.count)
         for row in rows { table[row] = sums[row] / scale }
         let order = TopK<(row: Int, score: Float)>.best(

@@ -27,27 +27,6 @@ enum CommunityCoding {
         return out
     }
 
-    static func decode(coOccurrences data: Data) -> CoOccurrences {
-        data.withUnsafeBytes { raw in
-            let n = raw.count / 8
-            var rows = [Int32](repeating: 0, count: n), counts = [Int32](repeating: 0, count: n)
-            for k in 0..<n {
-                rows[k] = int32(raw, k * 8)
-                counts[k] = int32(raw, k * 8 + 4)
-            }
-            return CoOccurrences(rows: rows, counts: counts)
-        }
-    }
-
-    static func decode(co data: Data) -> [Int: Int32] {
-        data.withUnsafeBytes { raw in
-            var out: [Int: Int32] = [:]
-            out.reserveCapacity(raw.count / 8)
-            for k in 0..<(raw.count / 8) { out[Int(int32(raw, k * 8))] = int32(raw, k * 8 + 4) }
-            return out
-        }
-    }
-
     static func encode(contexts: [UInt64: Int32]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(contexts.count * 12)
@@ -58,12 +37,11 @@ enum CommunityCoding {
         return out
     }
 
-    static func decode(contexts data: Data) -> [UInt64: Int32] {
+    /// A row's contexts as their attributes (ascending, as encoded) and like counts.
+    static func decode(contexts data: Data) -> (attributes: [UInt64], likes: [Int32]) {
         data.withUnsafeBytes { raw in
-            var out: [UInt64: Int32] = [:]
-            out.reserveCapacity(raw.count / 12)
-            for k in 0..<(raw.count / 12) { out[uint64(raw, k * 12)] = int32(raw, k * 12 + 8) }
-            return out
+            let n = raw.count / 12
+            return ((0..<n).map { uint64(raw, $0 * 12) }, (0..<n).map { int32(raw, $0 * 12 + 8) })
         }
     }
 

@@ -250,10 +250,7 @@ final class StoredCommunity: CommunityBase, Sendable {
     private let cache = Mutex(Cache())
 
     private struct Cache {
-        var coLiked: [Int: CoOccurrences?] = [:]
-        var coRated: [Int: CoOccurrences?] = [:]
-        var contexts: [Int: [UInt64: Int32]?] = [:]
-        var contextLikes: [Int: PackedContexts] = [:]
+        var contexts: [Int: PackedContexts] = [:]
         /// The co-occurrence rows' bytes, for a process that keeps them (``keepsRows``).
         var likedBytes: [Int: [UInt8]] = [:]
         var ratedBytes: [Int: [UInt8]] = [:]
@@ -285,18 +282,15 @@ final class StoredCommunity: CommunityBase, Sendable {
         (try? reader.inDatabase { db in try Data.fetchOne(db, sql: sql, arguments: [key]) }) ?? nil
     }
 
-    func coLiked(_ row: Int) -> CoOccurrences? {
-        if let hit = cache.withLock({ $0.coLiked[row] }) { return hit }
-        let value = blob("SELECT co FROM community_co_liked WHERE row = ?", Int64(row)).map(CommunityCoding.decode(coOccurrences:))
-        cache.withLock { $0.coLiked[row] = value }
-        return value
-    }
+    func coLiked(_ row: Int) -> CoOccurrences? { coOccurrences(row, liked: true) }
 
-    func coRated(_ row: Int) -> CoOccurrences? {
-        if let hit = cache.withLock({ $0.coRated[row] }) { return hit }
-        let value = blob("SELECT co FROM community_co_rated WHERE row = ?", Int64(row)).map(CommunityCoding.decode(coOccurrences:))
-        cache.withLock { $0.coRated[row] = value }
-        return value
+    func coRated(_ row: Int) -> CoOccurrences? { coOccurrences(row, liked: false) }
+
+    /// A row as the model loads it for its writes (once a row), read as picks read it.
+    private func coOccurrences(_ row: Int, liked: Bool) -> CoOccurrences? {
+        var out: CoOccurrences?
+        withCoOccurrences(row, liked: liked) { out = CoOccurrences($0) }
+        return out
     }
 
     /// Reads the row in place from SQLite's buffer: a heavy listener's rows are megabytes, read
@@ -327,24 +321,17 @@ final class StoredCommunity: CommunityBase, Sendable {
         }
     }
 
-    /// Kept once read, as sorted arrays (a pick reads its candidates' rows, and the service's
-    /// next picks the same popular ones again).
-    func contextLikes(_ row: Int, attributes: [UInt64]) -> Int32 {
-        let packed: PackedContexts
-        if let hit = cache.withLock({ $0.contextLikes[row] }) {
-            packed = hit
-        } else {
-            packed = PackedContexts(blob("SELECT contexts FROM community_contexts WHERE row = ?", Int64(row)) ?? Data())
-            cache.withLock { $0.contextLikes[row] = packed }
-        }
-        return packed.likes(in: attributes)
-    }
+    func contextLikes(_ row: Int, attributes: [UInt64]) -> Int32 { packedContexts(row).likes(in: attributes) }
 
-    func contexts(_ row: Int) -> [UInt64: Int32]? {
+    func contexts(_ row: Int) -> [UInt64: Int32]? { packedContexts(row).dictionary }
+
+    /// A row's contexts, kept once read as sorted arrays (a pick reads its candidates' rows, and
+    /// the service's next picks the same popular ones again).
+    private func packedContexts(_ row: Int) -> PackedContexts {
         if let hit = cache.withLock({ $0.contexts[row] }) { return hit }
-        let value = blob("SELECT contexts FROM community_contexts WHERE row = ?", Int64(row)).map(CommunityCoding.decode(contexts:))
-        cache.withLock { $0.contexts[row] = value }
-        return value
+        let packed = PackedContexts(blob("SELECT contexts FROM community_contexts WHERE row = ?", Int64(row)) ?? Data())
+        cache.withLock { $0.contexts[row] = packed }
+        return packed
     }
 
     func contextTop(_ attribute: UInt64) -> [Int]? {
@@ -367,20 +354,10 @@ struct PackedContexts: Sendable {
     let attributes: [UInt64]
     let likes: [Int32]
 
-    init(_ data: Data) {
-        let n = data.count / 12
-        var attributes = [UInt64](), likes = [Int32]()
-        attributes.reserveCapacity(n)
-        likes.reserveCapacity(n)
-        data.withUnsafeBytes { raw in
-            for k in 0..<n {
-                attributes.append(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: k * 12, as: UInt64.self)))
-                likes.append(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: k * 12 + 8, as: Int32.self)))
-            }
-        }
-        self.attributes = attributes
-        self.likes = likes
-    }
+    init(_ data: Data) { (attributes, likes) = CommunityCoding.decode(contexts: data) }
+
+    /// As a dictionary, what the model loads for its writes.
+    var dictionary: [UInt64: Int32] { Dictionary(uniqueKeysWithValues: zip(attributes, likes)) }
 
     /// `Σ_{a ∈ query}` the likes of attribute `a` (0 for one it does not have).
     func likes(in query: [UInt64]) -> Int32 {
