@@ -30,12 +30,25 @@ public struct RatingsEvaluator: Sendable {
     public let seed: UInt64
     /// The length of the scored lists.
     public let k: Int
+    /// The order of a fold's training log.
+    public let logOrder: LogOrder
+
+    /// The order in which a fold's training rows reach the engine as a log.
+    public enum LogOrder: String, Sendable, CaseIterable {
+        /// The file's order (the data sets group each user's rows together).
+        case file
+        /// The order of the events' times (each user's `n`-th rating a week after the `n − 1`-th,
+        /// all users from the same day): the users' rows interleaved, as a deployment's log meets
+        /// them; ties in file order.
+        case time
+    }
 
     /// Creates an evaluator.
-    public init(folds: Int = 5, seed: UInt64 = 1, k: Int = 10) {
+    public init(folds: Int = 5, seed: UInt64 = 1, k: Int = 10, logOrder: LogOrder = .file) {
         self.folds = folds
         self.seed = seed
         self.k = k
+        self.logOrder = logOrder
     }
 
     /// The data set coded: items in order of first appearance, users, context tuples.
@@ -123,6 +136,9 @@ public struct RatingsEvaluator: Sendable {
                     id: "r\(row.line)", user: row.user, at: snapshot.at, track: row.item, signal: .rate,
                     rating: min(5, max(1, Int(row.rating.rounded()))), snapshot: snapshot))
         }
+        if logOrder == .time {
+            events = events.indices.sorted { (events[$0].at.date, $0) < (events[$1].at.date, $1) }.map { events[$0] }
+        }
         let queries = pairs.map { pair in
             let row = c.data.rows[pair.row]
             return c.mapping.snapshot(row.context, user: row.user, ordinal: ordinal[row.user, default: 0])
@@ -182,6 +198,7 @@ public struct RatingsEvaluator: Sendable {
             }
         }
         var report = RatingsReport(folds: folds, seed: seed, k: k)
+        report.logOrder = logOrder.rawValue
         report.counts = (data.rows.count, c.users.count, c.items.count, data.columns)
         for m in RatingsReport.engineNames + RatingsReport.baselineNames {
             let users = perUser[m] ?? [:]
@@ -271,6 +288,8 @@ public struct RatingsReport: Sendable {
     public var decisions: [BlendLearner.Decision?] = []
     /// How the engine ran: `in memory` or `through a database`.
     public var path = "in memory"
+    /// The order of the training logs (``RatingsEvaluator/LogOrder``).
+    public var logOrder = "file"
     /// The share of the test pairs' relevant items that the engine's picks with the learned blend
     /// list at all (the ``InProcessRatingsRun/top`` tracks of the pick, among the candidates).
     public var candidateRecall = 0.0
@@ -296,7 +315,7 @@ public struct RatingsReport: Sendable {
         func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
         func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
         var out = [
-            "soundtrack eval ratings — \(folds)-fold cross-validation, seed \(seed), k = \(k), the engine run \(path)",
+            "soundtrack eval ratings — \(folds)-fold cross-validation, seed \(seed), k = \(k), the engine run \(path), logs in \(logOrder) order",
             "ratings \(counts.ratings) · users \(counts.users) (\(usersScored) scored) · items \(counts.items) · context columns \(counts.columns.joined(separator: ", "))",
             "",
             pad("ranking", 22) + ["P@\(k)", "R@\(k)", "NDCG@\(k)", "MAP@\(k)"].map { lpad($0, 10) }.joined()
@@ -329,7 +348,13 @@ public struct RatingsReport: Sendable {
             .object([("precision_at_k", r(v[0])), ("recall_at_k", r(v[1])), ("ndcg_at_k", r(v[2])), ("map_at_k", r(v[3]))])
         }
         var pairs: [(String, JSONValue)] = [
-            ("protocol", .object([("folds", .number(Double(folds))), ("seed", .number(Double(seed))), ("k", .number(Double(k))), ("path", .string(path))])),
+            (
+                "protocol",
+                .object([
+                    ("folds", .number(Double(folds))), ("seed", .number(Double(seed))), ("k", .number(Double(k))), ("path", .string(path)),
+                    ("log_order", .string(logOrder))
+                ])
+            ),
             (
                 "counts",
                 .object([

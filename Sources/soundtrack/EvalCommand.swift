@@ -7,6 +7,7 @@ import SoundtrackEngine
 import SoundtrackEvaluation
 
 extension SplitProtocol: ExpressibleByArgument {}
+extension RatingsEvaluator.LogOrder: ExpressibleByArgument {}
 
 /// Options of the commands that run the engine in memory over a catalog file (no database).
 struct EngineOptions: ParsableArguments {
@@ -218,7 +219,8 @@ struct EvalRatingsCommand: ParsableCommand {
             (engine_learned). Nothing is fitted on the test part. Baselines on the same folds: popularity, the user's \
             own most liked, popularity in the same context, item-kNN and implicit ALS (tuned on an inner split of the \
             training part). --through-store runs the engine through a database file a fold: catalog import, replay, \
-            batch --read-only --top 100, the code the commands run. See docs/evaluation.md.
+            batch --read-only --top 100, the code the commands run. --log-order time interleaves the users' rows by \
+            their events' times instead of the file's order. See docs/evaluation.md.
             """)
 
     @Argument(help: "The ratings (CSV: userid,itemid,rating,<context columns>).") var file: String
@@ -227,6 +229,11 @@ struct EvalRatingsCommand: ParsableCommand {
     @Option(help: "Seed of the folds, the engine and the seeded baselines.") var seed: UInt64 = 1
     @Option(help: "Length of the scored lists (1...100).") var k: Int = 10
     @Flag(help: "Run the engine through a database a fold (catalog import, replay, batch) instead of in memory.") var throughStore = false
+    @Option(
+        help:
+            "The order of a fold's training log: file (each user's rows together, as the data sets list them) or time (the users' rows interleaved by their events' times, as a deployment's log)."
+    )
+    var logOrder: RatingsEvaluator.LogOrder = .file
     @Flag(help: "Print the report as JSON instead of a table.") var json = false
     @Option(help: "A directory with the model files (default: the models built in, identical to Models/).") var models: String?
 
@@ -254,7 +261,7 @@ struct EvalRatingsCommand: ParsableCommand {
         let engine = Recommender(
             config: config, catalog: IndexCatalog(CatalogIndex(tracks: [])), priors: m.priors, seed: seed, ranker: m.ranker)
         let run: any RatingsEngineRun = throughStore ? RatingsThroughStore(models: m, seed: seed) : InProcessRatingsRun(engine: engine)
-        var report = try RatingsEvaluator(folds: folds, seed: seed, k: k).evaluate(data, itemCategories: categories, run: run)
+        var report = try RatingsEvaluator(folds: folds, seed: seed, k: k, logOrder: logOrder).evaluate(data, itemCategories: categories, run: run)
         report.path = throughStore ? "through a database (catalog import, replay, batch)" : "in memory"
         if json {
             print(report.json().pretty())

@@ -134,4 +134,20 @@ struct BinAndRatingsEvalTests {
         #expect(fold.queries.count == 1 && fold.queries[0].user == "u2" && fold.queries[0].tags == ["mood": "sad"])
         #expect(fold.tracks.map(\.id) == c.items)
     }
+
+    @Test("eval ratings --log-order time: the users' rows interleaved by their times, each user's in file order, ties in file order")
+    func foldInTimeOrder() throws {
+        let data = try ContextualRatings.parse(Self.ratings)
+        let evaluator = RatingsEvaluator(folds: 2, seed: 1, k: 10, logOrder: .time)
+        let c = evaluator.code(data, itemCategories: [:])
+        let fold = evaluator.fold(c, train: [0, 1, 2, 3, 4, 5, 6], pairs: [])
+        // Rows (user, n-th rating): 0 (u1, 1), 1 (u1, 2), 2 (u1, 3), 3 (u2, 1), 4 (u3, 1), 5 (u2, 2),
+        // 6 (u2, 3). Every user's first rating, then every second, then every third.
+        #expect(fold.events.map(\.id) == [0, 3, 4, 1, 5, 2, 6].map { "r\(data.rows[$0].line)" })
+        #expect(zip(fold.events, fold.events.dropFirst()).allSatisfy { $0.at.date <= $1.at.date })
+        let inFileOrder = RatingsEvaluator(folds: 2, seed: 1, k: 10).fold(c, train: [0, 1, 2, 3, 4, 5, 6], pairs: [])
+        #expect(inFileOrder.events.map(\.id) == data.rows.map { "r\($0.line)" })
+        let report = try evaluator.evaluate(data, run: InProcessRatingsRun(engine: Repo.engine()))
+        #expect(report.logOrder == "time" && report.json().serialized().contains("\"log_order\":\"time\""))
+    }
 }
