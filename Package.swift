@@ -165,6 +165,17 @@ let package = Package(
             name: "SoundtrackStoreTests",
             dependencies: ["SoundtrackStore", "SoundtrackRules", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext", "SoundtrackTestSupport"]
         ),
+        // The PostgreSQL schema on a live server (SOUNDTRACK_TEST_POSTGRES_URL, started by
+        // scripts/postgres-cluster.sh): migrations, distribution rules, the twin of the SQLite schema.
+        .testTarget(
+            name: "SoundtrackPostgresTests",
+            dependencies: [
+                "SoundtrackPostgres", "SoundtrackStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log")
+            ]
+        ),
         .testTarget(
             name: "SoundtrackRulesTests",
             dependencies: ["SoundtrackRules", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext"]
