@@ -14,13 +14,14 @@ demo: setup
 	.build/release/soundtrack demo --db $(DB)
 
 ## Check the formatting (scripts/format.sh --check), run the test suite (installs what it needs
-## first), fuzz the HTTP API against its OpenAPI document (scripts/api-fuzz.sh: schemathesis against a
+## first; beside a throwaway PostgreSQL cluster on loopback that scripts/postgres-cluster.sh starts
+## for it and stops after, whose URL the PostgreSQL tests read from SOUNDTRACK_TEST_POSTGRES_URL), fuzz the HTTP API against its OpenAPI document (scripts/api-fuzz.sh: schemathesis against a
 ## live server), execute the notebooks on a simulated population, then build the release binary the
 ## demo runs and run the demo on a throwaway database (the optimizer compiles what debug builds do
 ## not: a release-only compiler crash once broke `make demo` while the tests passed).
 test: setup
 	bash scripts/format.sh --check
-	$(SWIFT) test
+	bash scripts/postgres-cluster.sh run $(SWIFT) test
 	bash scripts/api-fuzz.sh
 	$(MAKE) notebooks
 	$(MAKE) release

@@ -8,7 +8,8 @@ let package = Package(
         .executable(name: "soundtrack", targets: ["soundtrack"]),
         .library(name: "SoundtrackEngine", targets: ["SoundtrackEngine"]),
         .library(name: "SoundtrackStore", targets: ["SoundtrackStore"]),
-        .library(name: "SoundtrackRules", targets: ["SoundtrackRules"])
+        .library(name: "SoundtrackRules", targets: ["SoundtrackRules"]),
+        .library(name: "SoundtrackPostgres", targets: ["SoundtrackPostgres"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -23,7 +24,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0")
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // The PostgreSQL store's client (issue 44); NIOSSL for `sslmode=require` and `prefer`,
+        // already in the graph through postgres-nio.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6")
     ],
     targets: [
         // CBLAS from Debian's libblas-dev (netlib reference BLAS, or any alternative providing cblas.h).
@@ -61,6 +66,18 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto")
+            ]
+        ),
+        // PostgreSQL for the store (issue 44): the connection from a `postgres://` URL, the schema as
+        // append-only migrations keyed for distribution by user, and the distribution rules checked
+        // on a live schema. Depends on no other module of the project.
+        .target(
+            name: "SoundtrackPostgres",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // The rules of picks and feedback that the CLI, the HTTP service, batch and replay share
@@ -147,6 +164,17 @@ let package = Package(
         .testTarget(
             name: "SoundtrackStoreTests",
             dependencies: ["SoundtrackStore", "SoundtrackRules", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext", "SoundtrackTestSupport"]
+        ),
+        // The PostgreSQL schema on a live server (SOUNDTRACK_TEST_POSTGRES_URL, started by
+        // scripts/postgres-cluster.sh): migrations, distribution rules, the twin of the SQLite schema.
+        .testTarget(
+            name: "SoundtrackPostgresTests",
+            dependencies: [
+                "SoundtrackPostgres", "SoundtrackStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log")
+            ]
         ),
         .testTarget(
             name: "SoundtrackRulesTests",
