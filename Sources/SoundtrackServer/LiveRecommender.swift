@@ -66,6 +66,8 @@ public final class LiveRecommender: Sendable {
     private let dirty = Mutex<(users: Set<String>, events: Int)>(([], 0))
     /// Called when the events waiting for a checkpoint reach ``checkpointEvents``.
     private let checkpointDue = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Called when a forget has committed (``CommunityRecountService`` counts the community again).
+    private let forgetCommitted = Mutex<(@Sendable () -> Void)?>(nil)
     /// How many events wait for a checkpoint before one is asked for.
     let checkpointEvents: Int
     private let pickIds: PickIds
@@ -97,6 +99,11 @@ public final class LiveRecommender: Sendable {
     /// Sets what asks for a checkpoint once ``checkpointEvents`` events wait for one.
     func onCheckpointDue(_ due: @escaping @Sendable () -> Void) {
         checkpointDue.withLock { $0 = due }
+    }
+
+    /// Sets what is called once a forget has committed.
+    func onForgetCommitted(_ call: @escaping @Sendable () -> Void) {
+        forgetCommitted.withLock { $0 = call }
     }
 
     // MARK: - Checkpoints of the view
@@ -354,6 +361,19 @@ public final class LiveRecommender: Sendable {
         }
     }
 
+    /// Waits until every feedback event staged so far has settled: committed, failed or
+    /// rejected (each holds its id in ``pendingEvents`` until then). What the community recorded
+    /// before is then in the feedback log, or will never be.
+    /// - Returns: false when `stop` said so first.
+    func waitForStagedEvents(stop: () -> Bool) -> Bool {
+        let staged = pendingEvents.withLock { p in p.map { ($0.key, $0.value.ticket) } }
+        while pendingEvents.withLock({ p in staged.contains { id, ticket in p[id]?.ticket === ticket } }) {
+            if stop() { return false }
+            usleep(1_000)
+        }
+        return true
+    }
+
     // MARK: - Users
 
     /// A user's bins, from the cached state.
@@ -497,6 +517,8 @@ public final class LiveRecommender: Sendable {
         case .user:
             try await ticket.wait()
             dropSlot(user, slot)
+            // The community model in memory still counts the person's events: counted again.
+            forgetCommitted.withLock { $0 }?()
         }
     }
 
