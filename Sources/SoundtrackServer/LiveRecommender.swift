@@ -323,16 +323,12 @@ public final class LiveRecommender: Sendable {
             var claimed = earlier == nil
             defer { if claimed { pendingEvents.withLock { _ = $0.removeValue(forKey: event.id) } } }
             let owner = try earlier?.user ?? store.feedbackOwner(eventId: event.id)
-            let verdict: FeedbackVerdict
-            do {
-                let position = logPosition.add(1, ordering: .relaxed).newValue
-                verdict = try rules.stageFeedback(event, appliedBy: owner, user: &cached, position: position) { id in
-                    try pendingPicks.withLock { $0[id] } ?? store.pickRecord(id: id)
-                }
-            } catch let e where !(e is RuleError) {
-                cached = nil  // the engine may have changed the state before it threw: reload it
-                throw e
+            let position = logPosition.add(1, ordering: .relaxed).newValue
+            // A pick not committed yet is found in memory. Looked up before the state changes.
+            let pick = try Rules.pickNamed(by: event, appliedBy: owner) { id in
+                try pendingPicks.withLock { $0[id] } ?? store.pickRecord(id: id)
             }
+            let verdict = try rules.stageFeedback(event, appliedBy: owner, user: &cached, position: position, pick: pick)
             guard case let .applied(row) = verdict else {
                 // A duplicate answers once the event it repeats is committed.
                 if let earlier { return (earlier.ticket, verdict) }

@@ -482,9 +482,10 @@ public final class ReplayRunner: Sendable {
             for (_, i, slot) in mine {
                 guard case let .success(e) = items[i].event else { continue }
                 do {
+                    let owner = owners[e.id]
                     let verdict = try rules.stageFeedback(
-                        e, appliedBy: owners[e.id], user: &slot.cached, position: Int64(items[i].line)
-                    ) { picks[$0] }
+                        e, appliedBy: owner, user: &slot.cached, position: Int64(items[i].line),
+                        pick: Rules.pickNamed(by: e, appliedBy: owner) { picks[$0] })
                     guard case let .applied(row) = verdict else {
                         verdicts.p[i] = .duplicate
                         continue
