@@ -259,6 +259,10 @@ public final class LiveRecommender: Sendable {
         let ticket = CommitTicket()
         try withUser(user) { cached in
             guard cached != nil else { throw RuleError.unknownUser(user) }
+            // Written even when nothing changed since the last state write (then a session row as
+            // it is): the write is what the ticket waits on (the committer commits it with the
+            // user's queued picks), and it deletes the pending events a checkpoint of the view
+            // already covers, which the export would otherwise list until they are pruned.
             do {
                 try committer.enqueue(.state(cached!.takeChanges()), ticket: ticket)
             } catch {
