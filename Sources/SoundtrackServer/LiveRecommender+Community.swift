@@ -17,29 +17,29 @@ extension LiveRecommender {
     /// the old model, and a journal that is recorded into the new one for those it was not
     /// counted from (``SharedCommunity/replace(with:forgotten:counted:)``). Every event recorded
     /// before the journal began is committed first (``waitForStagedEvents(stop:)``), so the count
-    /// has it; those recorded after are told apart by id. A forget during the count starts it over.
-    /// - Parameter stop: asked between steps; when it says so the count is given up.
+    /// has it; those recorded after are told apart by id. A forget during the count starts it all
+    /// over (journal, wait, count).
+    /// - Parameters:
+    ///   - slice: how many feedback rows each read transaction of the count reads.
+    ///   - stop: asked between steps; when it says so the count is given up.
     /// - Returns: whether the model was replaced.
     /// - Throws: database errors (the model in memory stays, and the next call tries again).
     @discardableResult
-    func recountCommunityIfForgotten(stop: () -> Bool = { false }) throws -> Bool {
+    func recountCommunityIfForgotten(slice: Int = 2_000, stop: () -> Bool = { false }) throws -> Bool {
         guard let community else { return false }
-        var forgotten = try store.forgottenCount()
-        guard forgotten != community.forgotten else { return false }
-        // Read before the journal begins: every event the journal gets has a later row.
-        let newest = try store.feedbackLogSize()
-        community.beginJournal()
-        var replaced = false
-        defer { if !replaced { community.endJournal() } }
-        guard waitForStagedEvents(stop: stop) else { return false }
         while true {
-            guard let (model, ids) = try store.recountCommunity(idsAfter: newest, stop: stop) else { return false }
-            let now = try store.forgottenCount()
-            guard now == forgotten else {
-                // Someone else was forgotten meanwhile: rows counted may be theirs.
-                forgotten = now
-                continue
+            let forgotten = try store.forgottenCount()
+            guard forgotten != community.forgotten else { return false }
+            // Read before the journal begins: every event the journal gets has a later row.
+            let newest = try store.feedbackLogSize()
+            community.beginJournal()
+            var replaced = false
+            defer { if !replaced { community.endJournal() } }
+            guard waitForStagedEvents(stop: stop), let (model, ids) = try store.recountCommunity(idsAfter: newest, slice: slice, stop: stop) else {
+                return false
             }
+            // Someone else forgotten meanwhile: rows counted may be theirs. Counted again, from the start.
+            guard try store.forgottenCount() == forgotten else { continue }
             community.replace(with: consume model, forgotten: forgotten, counted: ids.contains)
             replaced = true
             return true

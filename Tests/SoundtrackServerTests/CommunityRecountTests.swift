@@ -97,4 +97,28 @@ import Testing
             #expect(try await Self.pick(f.api.live, user: "b") == (try await Self.pick(freshAPI.live, user: "b")))
         }
     }
+
+    @Test("A forget during the count starts it over: the model swapped in counts neither person")
+    func forgetDuringTheCount() async throws {
+        let f = try Fixture(users: ["a", "b", "c"], community: true) { $0.blendRefit = nil }
+        try await f.api.buildApplication().test(.router) { client in
+            _ = try await Self.threePeople(client, f)
+            // C forgotten beside the service; A (whose rows come first) while the first count has read
+            // its first slice of 5 rows.
+            let other = try Store(path: f.path, durable: false)
+            #expect(try other.forget(user: "c"))
+            var looks = 0
+            let replaced = try f.api.live.recountCommunityIfForgotten(slice: 5) {
+                looks += 1
+                if looks == 2 { #expect((try? other.forget(user: "a")) == true) }
+                return false
+            }
+            // The first count: before its first slice, and before its second (B's two rows left); the second count: one slice.
+            #expect(replaced && looks == 3, "counted twice")
+            let fresh = try Fixture.service(path: f.path, logger: f.logs.logger)
+            let running = try Self.model(f.api.live), opened = try #require(fresh.engine.community as? SharedCommunity).snapshot
+            #expect(running == opened && running.version == opened.version)
+            #expect(f.api.live.community?.forgotten == 2)
+        }
+    }
 }
