@@ -93,7 +93,7 @@ public enum Bootstrap {
             // as picks need them) and the events after it, then kept current by every event this
             // process applies (docs/architecture.md, "The community model").
             let loaded = try store.loadCommunity(write: writesCommunity, keepRows: keepsCommunityRows)
-            engine = engine.with(community: SharedCommunity(loaded.model, seq: loaded.seq))
+            engine = engine.with(community: SharedCommunity(loaded.model, seq: loaded.seq, forgotten: loaded.forgotten))
         }
         logger.debug("opened database", metadata: ["path": "\(path)", "seed": "\(seed)"])
         let service = SoundtrackService(store: store, engine: engine, logger: logger)

@@ -144,7 +144,7 @@ extension Recommender {
         // event's row keeps so that a model kept in a store can count it again (docs/scoring.md).
         outcome.attributes = ContextAttributes.of(x, vocabulary: state.vocabulary)
         if let community, let row = catalog.index().row(of: event.track) {
-            community.record(user: state.user, row: row, like: event.isLike, dislike: event.isDislike, attributes: outcome.attributes)
+            community.record(event: event.id, user: state.user, row: row, like: event.isLike, dislike: event.isDislike, attributes: outcome.attributes)
         }
         outcome.dislikeStreak = state.session.dislikeStreak
         state.session.remember(track: event.track)

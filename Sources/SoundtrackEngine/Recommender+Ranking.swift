@@ -8,6 +8,9 @@ import Synchronization
 struct RankingCache: Sendable {
     var evidenceVersion: UInt64 = .max
     var communityVersion: UInt64 = .max
+    /// The community's ``CommunitySource/generation`` it was built from: a model replaced since
+    /// (counted again after a forget) may have any version.
+    var communityGeneration: UInt64 = .max
     /// Per catalog row: the sum and count of the user's ratings of the track (a like counts 5, a
     /// dislike 1, a rating its stars), over all bins.
     var own = RowTable<OwnEvidence>()
@@ -206,19 +209,25 @@ extension Recommender {
         state.rankingCache.binEvidence[merged.number] = list.isEmpty ? nil : list
     }
 
-    /// Rebuilds the user's ranking cache when the user's evidence changed, or when the community
-    /// gained ``communityRefresh`` events since it was built.
+    /// Rebuilds the user's ranking cache when the user's evidence changed, when the community
+    /// gained ``communityRefresh`` events since it was built, or when the community's model was
+    /// replaced (counted again after a forget: nothing of the forgotten person stays in the cache).
     func refreshRankingCache(_ state: inout UserState, index: CatalogIndex) {
+        // The generation first: a model replaced after it was read leaves the cache stale, to be
+        // built again at the next pick, never marked as built from a model it was not built from.
+        let communityGeneration = community?.generation ?? 0
         let communityVersion = community?.read { $0.version } ?? 0
         let current = state.rankingCache
         guard
             current.evidenceVersion != state.evidenceVersion
                 || communityVersion &- current.communityVersion >= Self.communityRefresh
                 || (current.communityVersion == .max && communityVersion != .max)
+                || communityGeneration != current.communityGeneration
         else { return }
         var cache = RankingCache()
         cache.evidenceVersion = state.evidenceVersion
         cache.communityVersion = communityVersion
+        cache.communityGeneration = communityGeneration
         var events: Float = 0
         for bin in state.bins {
             let list = Self.evidenceList(bin, index: index)

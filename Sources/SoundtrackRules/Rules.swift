@@ -45,7 +45,8 @@ public enum FeedbackVerdict: Sendable, Equatable {
 ///
 /// ```swift
 /// let rules = Rules(engine: engine)
-/// let verdict = try rules.stageFeedback(event, appliedBy: owner, user: &cached, pick: store.pickRecord(id:))
+/// let pick = try Rules.pickNamed(by: event, appliedBy: owner, lookup: store.pickRecord(id:))
+/// let verdict = try rules.stageFeedback(event, appliedBy: owner, user: &cached, pick: pick)
 /// if case let .applied(row) = verdict { try store.commit([.feedback(row, state: cached.state)]) }
 /// ```
 ///
@@ -196,30 +197,41 @@ public struct Rules: Sendable {
 
     // MARK: - Feedback
 
+    /// The pick an event names, looked up before the event is staged (``stageFeedback(_:appliedBy:user:position:pick:)``
+    /// takes it as a value): `nil` without a pick id, and without a lookup for an event that rule 1
+    /// decides alone (an applied event holds its id).
+    /// - Parameter lookup: looks a pick up by id, of whatever user (`nil`: no such pick).
+    /// - Throws: what `lookup` throws (its database errors).
+    public static func pickNamed(
+        by event: FeedbackEvent, appliedBy owner: String?, lookup: (String) throws -> PickRecord?
+    ) rethrows -> PickRecord? {
+        guard needsState(appliedBy: owner), let id = event.pickId else { return nil }
+        return try lookup(id)
+    }
+
     /// Stages a feedback event of a known user (the rules in the order of the type's summary).
     /// - Parameters:
     ///   - owner: the user of an applied event with the event's id (committed, or staged and not
     ///     yet committed), `nil` when there is none.
     ///   - user: the event user's state; changed when the event applies.
-    ///   - pick: looks a pick up by id, of whatever user (called only for an event that names one).
-    /// - Returns: the verdict; an applied event's row.
-    /// - Throws: a ``RuleError``, and then nothing changed; what `pick` throws (its database errors:
-    ///   why this function is not typed as the others).
     ///   - position: the event's place in the feedback log (the log's size before it, plus one; a
     ///     replayed file's line number), which decides whether it teaches the blend a query
     ///     (``BlendExampleSampling``); `nil`: it teaches none (catching up: it taught one when first applied).
+    ///   - pick: the pick the event names, of whatever user, `nil` when there is none or the
+    ///     event names none (``pickNamed(by:appliedBy:lookup:)``).
+    /// - Returns: the verdict; an applied event's row.
+    /// - Throws: a ``RuleError``, and then nothing changed.
     public func stageFeedback(
-        _ event: FeedbackEvent, appliedBy owner: String?, user: inout CachedUserState, position: Int64? = nil,
-        pick: (String) throws -> PickRecord?
-    ) throws -> FeedbackVerdict {
+        _ event: FeedbackEvent, appliedBy owner: String?, user: inout CachedUserState, position: Int64? = nil, pick: PickRecord?
+    ) throws(RuleError) -> FeedbackVerdict {
         if try Self.isDuplicate(event, appliedBy: owner) { return .duplicate }
         precondition(event.user == user.state.user, "an event of another user")
         precondition(user.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
         let event = Self.permitted(event, by: user)
-        guard engine.catalog.track(id: event.track) != nil else { throw RuleError.unknownTrack(event.track, field: "track") }
+        guard engine.catalog.track(id: event.track) != nil else { throw .unknownTrack(event.track, field: "track") }
         let at = event.at.date.timeIntervalSince1970
         if let last = user.lastEventAt, at < last {
-            throw RuleError.outOfOrder(at: event.at, previous: Date(timeIntervalSince1970: last))
+            throw .outOfOrder(at: event.at, previous: Date(timeIntervalSince1970: last))
         }
         let record = try context(of: event, state: user.state, pick: pick)
         let (outcome, example) = engine.feedback(event, pick: record, state: &user.state, position: position)
@@ -252,7 +264,8 @@ public struct Rules: Sendable {
         for p in pending {
             let verdict: FeedbackVerdict
             do {
-                verdict = try redo.stageFeedback(p.event, appliedBy: nil, user: &user, pick: pick)
+                let named = try Self.pickNamed(by: p.event, appliedBy: nil, lookup: pick)
+                verdict = try redo.stageFeedback(p.event, appliedBy: nil, user: &user, pick: named)
             } catch {
                 throw CatchUpError(user: user.state.user, event: p.event.id, seq: p.seq, reason: "\(error)")
             }
@@ -272,9 +285,8 @@ public struct Rules: Sendable {
 
     /// Stages a feedback event of a user who may not exist (`nil`): the same rules, the same order.
     public func stageFeedback(
-        _ event: FeedbackEvent, appliedBy owner: String?, user: inout CachedUserState?, position: Int64? = nil,
-        pick: (String) throws -> PickRecord?
-    ) throws -> FeedbackVerdict {
+        _ event: FeedbackEvent, appliedBy owner: String?, user: inout CachedUserState?, position: Int64? = nil, pick: PickRecord?
+    ) throws(RuleError) -> FeedbackVerdict {
         guard user != nil else { return try stageFeedbackOfUnknownUser(event, appliedBy: owner) }
         return try stageFeedback(event, appliedBy: owner, user: &user!, position: position, pick: pick)
     }
@@ -302,17 +314,17 @@ public struct Rules: Sendable {
     }
 
     /// Rule 5: the pick the event answers, `nil` when the snapshot is its context.
-    func context(of event: FeedbackEvent, state: UserState, pick: (String) throws -> PickRecord?) throws -> PickRecord? {
+    /// - Parameter record: the pick the event names (`nil`: none by that id).
+    func context(of event: FeedbackEvent, state: UserState, pick record: PickRecord?) throws(RuleError) -> PickRecord? {
         guard let id = event.pickId else {
-            guard event.snapshot != nil else { throw RuleError.noContext }
+            guard event.snapshot != nil else { throw .noContext }
             return nil
         }
-        let record = try pick(id)
-        if let record, record.user != event.user { throw RuleError.pickOfAnotherUser(id, user: event.user) }
+        if let record, record.user != event.user { throw .pickOfAnotherUser(id, user: event.user) }
         // With a snapshot the engine uses the pick while its bin exists, and the snapshot otherwise.
         guard event.snapshot == nil else { return record }
-        guard let record else { throw RuleError.unknownPick(id, user: event.user) }
-        guard state.binIndex(number: record.binNumber) != nil else { throw RuleError.pickBinGone(id) }
+        guard let record else { throw .unknownPick(id, user: event.user) }
+        guard state.binIndex(number: record.binNumber) != nil else { throw .pickBinGone(id) }
         return record
     }
 }

@@ -107,7 +107,8 @@ public final class SoundtrackService: Sendable {
         try updateCurrentUser(event.user) { user, reads in
             let owner = try reads.feedbackOwner(eventId: event.id)
             let position = try reads.feedbackLogSize() + 1
-            let verdict = try rules(reads).stageFeedback(event, appliedBy: owner, user: &user, position: position, pick: reads.pickRecord(id:))
+            let pick = try Rules.pickNamed(by: event, appliedBy: owner, lookup: reads.pickRecord(id:))
+            let verdict = try rules(reads).stageFeedback(event, appliedBy: owner, user: &user, position: position, pick: pick)
             guard case let .applied(row) = verdict else {
                 logger.debug("feedback duplicate", metadata: ["user": "\(event.user)", "event": "\(event.id)"])
                 return (verdict, [])

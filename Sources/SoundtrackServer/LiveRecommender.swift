@@ -66,6 +66,8 @@ public final class LiveRecommender: Sendable {
     private let dirty = Mutex<(users: Set<String>, events: Int)>(([], 0))
     /// Called when the events waiting for a checkpoint reach ``checkpointEvents``.
     private let checkpointDue = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Called when a forget has committed (``CommunityRecountService`` counts the community again).
+    private let forgetCommitted = Mutex<(@Sendable () -> Void)?>(nil)
     /// How many events wait for a checkpoint before one is asked for.
     let checkpointEvents: Int
     private let pickIds: PickIds
@@ -97,6 +99,11 @@ public final class LiveRecommender: Sendable {
     /// Sets what asks for a checkpoint once ``checkpointEvents`` events wait for one.
     func onCheckpointDue(_ due: @escaping @Sendable () -> Void) {
         checkpointDue.withLock { $0 = due }
+    }
+
+    /// Sets what is called once a forget has committed.
+    func onForgetCommitted(_ call: @escaping @Sendable () -> Void) {
+        forgetCommitted.withLock { $0 = call }
     }
 
     // MARK: - Checkpoints of the view
@@ -252,6 +259,10 @@ public final class LiveRecommender: Sendable {
         let ticket = CommitTicket()
         try withUser(user) { cached in
             guard cached != nil else { throw RuleError.unknownUser(user) }
+            // Written even when nothing changed since the last state write (then a session row as
+            // it is): the write is what the ticket waits on (the committer commits it with the
+            // user's queued picks), and it deletes the pending events a checkpoint of the view
+            // already covers, which the export would otherwise list until they are pruned.
             do {
                 try committer.enqueue(.state(cached!.takeChanges()), ticket: ticket)
             } catch {
@@ -316,16 +327,12 @@ public final class LiveRecommender: Sendable {
             var claimed = earlier == nil
             defer { if claimed { pendingEvents.withLock { _ = $0.removeValue(forKey: event.id) } } }
             let owner = try earlier?.user ?? store.feedbackOwner(eventId: event.id)
-            let verdict: FeedbackVerdict
-            do {
-                let position = logPosition.add(1, ordering: .relaxed).newValue
-                verdict = try rules.stageFeedback(event, appliedBy: owner, user: &cached, position: position) { id in
-                    try pendingPicks.withLock { $0[id] } ?? store.pickRecord(id: id)
-                }
-            } catch let e where !(e is RuleError) {
-                cached = nil  // the engine may have changed the state before it threw: reload it
-                throw e
+            let position = logPosition.add(1, ordering: .relaxed).newValue
+            // A pick not committed yet is found in memory. Looked up before the state changes.
+            let pick = try Rules.pickNamed(by: event, appliedBy: owner) { id in
+                try pendingPicks.withLock { $0[id] } ?? store.pickRecord(id: id)
             }
+            let verdict = try rules.stageFeedback(event, appliedBy: owner, user: &cached, position: position, pick: pick)
             guard case let .applied(row) = verdict else {
                 // A duplicate answers once the event it repeats is committed.
                 if let earlier { return (earlier.ticket, verdict) }
@@ -352,6 +359,19 @@ public final class LiveRecommender: Sendable {
             claimed = false
             return (ticket, verdict)
         }
+    }
+
+    /// Waits until every feedback event staged so far has settled: committed, failed or
+    /// rejected (each holds its id in ``pendingEvents`` until then). What the community recorded
+    /// before is then in the feedback log, or will never be.
+    /// - Returns: false when `stop` said so first.
+    func waitForStagedEvents(stop: () -> Bool) -> Bool {
+        let staged = pendingEvents.withLock { p in p.map { ($0.key, $0.value.ticket) } }
+        while pendingEvents.withLock({ p in staged.contains { id, ticket in p[id]?.ticket === ticket } }) {
+            if stop() { return false }
+            usleep(1_000)
+        }
+        return true
     }
 
     // MARK: - Users
@@ -497,6 +517,8 @@ public final class LiveRecommender: Sendable {
         case .user:
             try await ticket.wait()
             dropSlot(user, slot)
+            // The community model in memory still counts the person's events: counted again.
+            forgetCommitted.withLock { $0 }?()
         }
     }
 

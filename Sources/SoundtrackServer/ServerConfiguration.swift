@@ -93,6 +93,11 @@ public struct ServerConfiguration: Sendable {
     public var blendRefitMaxAge: Duration = .seconds(24 * 3600)
     /// The fewest new queries that make a refit due once ``blendRefitMaxAge`` has passed.
     public var blendRefitMinimum: Int = 50
+    /// How often the service looks whether another process forgot someone (`soundtrack users
+    /// forget` beside it), whose events its community model then still counts: the model is counted
+    /// again from the feedback log in the background (``CommunityRecountService``). A forget through
+    /// the service starts that at once.
+    public var communityRecountInterval: Duration = .seconds(10)
     /// Clocks: wall time for records, and a monotonic one (seconds) for rate limits and latencies.
     public var clock: ServerClock = .system
     /// Makes the id of a new listening session (`POST /v1/sessions`): unguessable by default (a

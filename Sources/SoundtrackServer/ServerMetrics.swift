@@ -30,6 +30,7 @@ public final class ServerMetrics: Sendable {
     let walPendingFrames: Gauge
     let blendRefits: Counter
     let blendVersion: Gauge
+    let communityRecounts: Counter
 
     private static let latencyBuckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
@@ -62,6 +63,8 @@ public final class ServerMetrics: Sendable {
                 namespace: "soundtrack", metricName: "wal_pending_frames", unitName: "",
                 helpText: "WAL frames not yet copied into the database file after the last checkpoint."), labels: [])
         blendRefits = counter("blend_refits", "Attempts to learn the ranker's blend again from the feedback (promoted or not).")
+        communityRecounts = counter(
+            "community_recounts", "Community models counted again from the feedback log after a forget, and swapped in.")
         blendVersion = r.makeGauge(
             descriptor: .init(
                 namespace: "soundtrack", metricName: "blend_version", unitName: "",

@@ -35,6 +35,8 @@ public final class SoundtrackAPI: Sendable {
     let checkpoints: CheckpointService?
     let views: ViewCheckpointService
     let refits: BlendRefitService?
+    /// Counts the community model again after a forget (`nil`: the service ranks without one).
+    let recounts: CommunityRecountService?
     /// Empties the write-ahead log after a forget (file databases only).
     let forgetCheckpointer: WALCheckpointer?
     let logger: Logger
@@ -83,7 +85,13 @@ public final class SoundtrackAPI: Sendable {
                 live: live, refit: $0, interval: configuration.blendRefitInterval, maxAge: configuration.blendRefitMaxAge,
                 minimum: configuration.blendRefitMinimum, clock: configuration.clock, metrics: metrics, logger: logger)
         }
+        let recounts =
+            service.engine.community is SharedCommunity
+            ? CommunityRecountService(
+                live: live, interval: configuration.communityRecountInterval, clock: configuration.clock, metrics: metrics, logger: logger)
+            : nil
         metrics.blendVersion.set(Double(service.engine.ranker.version))
+        self.recounts = recounts
         self.checkpoints = checkpoints
         self.forgetCheckpointer = forgetCheckpointer
         self.views = views
@@ -134,7 +142,7 @@ public final class SoundtrackAPI: Sendable {
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             // Stopped in reverse order: the checkpoints of the states first, then the committer (which
             // queues the last checkpoint of the states before it closes), then the WAL's.
-            services: (checkpoints.map { [$0] } ?? []) + [committer, views] + (refits.map { [$0] } ?? []),
+            services: (checkpoints.map { [$0] } ?? []) + [committer, views] + (refits.map { [$0] } ?? []) + (recounts.map { [$0] } ?? []),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }

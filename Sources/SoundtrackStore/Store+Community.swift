@@ -16,6 +16,8 @@ public struct LoadedCommunity: Sendable {
     public var tail: Int
     /// Whether the model was rebuilt from the whole log (a database without a stored model).
     public var rebuilt: Bool
+    /// How many people the store had forgotten when the model was counted (``Store/forgottenCount()``).
+    public var forgotten: Int64 = 0
 }
 
 extension Store {
@@ -37,17 +39,18 @@ extension Store {
         var storedSeq: Int64?
         var counted: LogShape?
         var loaded = try database.read { db -> LoadedCommunity in
+            let forgotten = try Self.forgottenCount(db)
             guard let header = try Self.communityHeader(db), let path else {
                 var model = Community()
                 let seq = try Self.count(db, into: &model, after: 0, index: index)
                 counted = try LogShape(db)
-                return LoadedCommunity(model: model, seq: seq, tail: 0, rebuilt: true)
+                return LoadedCommunity(model: model, seq: seq, tail: 0, rebuilt: true, forgotten: forgotten)
             }
             storedSeq = header.seq
             let base = try StoredCommunity(path: path, keepsRows: keepRows, statementCounter: statementCounter)
             var model = Community(header: header.header, base: base)
             let seq = try Self.count(db, into: &model, after: header.seq, index: index)
-            return LoadedCommunity(model: model, seq: seq, tail: model.changed.events, rebuilt: false)
+            return LoadedCommunity(model: model, seq: seq, tail: model.changed.events, rebuilt: false, forgotten: forgotten)
         }
         if (write || loaded.rebuilt) && (loaded.rebuilt || loaded.tail > 0) && path != nil {
             // Written only over the stored model it was read from (another process may have written one meanwhile).
@@ -112,20 +115,27 @@ extension Store {
     /// (rows of an earlier version keep none: the features of the pick the event answers, named
     /// through the user's vocabulary; an event without a pick counts in no context). Events of
     /// tracks no longer in the catalog are skipped.
+    /// - Parameters:
+    ///   - limit: count at most this many rows (the next ones after the returned rowid).
+    ///   - ids: called with each row's rowid and event id (`nil`: ids are not read).
     /// - Returns: the newest feedback rowid (`seq` when there is no row after it).
-    static func count(_ db: Database, into model: inout Community, after seq: Int64, index: CatalogIndex) throws -> Int64 {
+    static func count(
+        _ db: Database, into model: inout Community, after seq: Int64, index: CatalogIndex, limit: Int? = nil,
+        ids: ((Int64, String) -> Void)? = nil
+    ) throws -> Int64 {
         var vocabularies: [String: FeatureVocabulary] = [:]
         var newest = seq
         let rows = try RawStatement(
             db,
             """
-            SELECT f.rowid, f.user_id, f.track_id, f.signal, f.rating, f.context, p.features, p.mask, u.rowid, u.place_names, u.tag_names
+            SELECT f.rowid, f.user_id, f.track_id, f.signal, f.rating, f.context, p.features, p.mask, u.rowid, u.place_names, u.tag_names, f.id
             FROM feedback f JOIN users u ON u.id = f.user_id LEFT JOIN picks p ON p.id = f.pick_id
             WHERE f.rowid > \(seq)
-            ORDER BY f.rowid
+            ORDER BY f.rowid\(limit.map { " LIMIT \($0)" } ?? "")
             """)
         while try rows.step() {
             newest = rows.int64(0)
+            ids?(newest, rows.text(11))
             guard let row = index.row(of: rows.text(2)), let signal = Signal(rawValue: rows.text(3)) else { continue }
             let rating: Int? = rows.isNull(4) ? nil : rows.int(4)
             let user = rows.text(1)
@@ -203,21 +213,74 @@ extension Store {
     /// track's co-occurrences and contexts only for tracks they reacted to, so no other row holds
     /// anything of theirs; a track only they liked would otherwise keep its row through any
     /// rebuild, which writes the rows of the tracks that still have events. The next process that
-    /// ranks rebuilds the model from the feedback that remains (docs/architecture.md, "The
-    /// community model"); the other people's pairing windows are theirs and stay.
+    /// ranks rebuilds the model from the feedback that remains, and a running service counts its
+    /// own again (``forgottenCount()`` moves; docs/architecture.md, "The community model"); the
+    /// other people's pairing windows are theirs and stay.
     /// - Parameter index: the catalog's index (read from `db` when not given).
     static func dropCommunity(_ db: Database, forgetting user: String, index: CatalogIndex? = nil) throws {
         let index = try index ?? loadCatalogIndex(db)
         let tracks = try String.fetchAll(db, sql: "SELECT DISTINCT track_id FROM feedback WHERE user_id = ?", arguments: [user])
         let rows = Set(tracks.compactMap { index.row(of: $0) }).sorted()
         try db.execute(sql: "DELETE FROM community; DELETE FROM community_tops")
+        // Counted, so that a running process whose model counts the person (a service, whichever
+        // process forgot them) knows to count its model again (``recountCommunity(idsAfter:slice:stop:)``).
+        try db.execute(
+            sql: """
+                INSERT INTO store_settings (name, value) VALUES ('forgotten_people', '1')
+                ON CONFLICT(name) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)
+                """)
         for table in ["community_co_liked", "community_co_rated", "community_contexts"] {
             let delete = try db.cachedStatement(sql: "DELETE FROM \(table) WHERE row = ?")
             for row in rows { try delete.execute(arguments: [row]) }
         }
     }
 
-    /// The model rebuilt from the whole feedback log (``count(_:into:after:index:)`` from the
+    /// How many people the store has forgotten (``forget(user:)``, and the HTTP service's forgets):
+    /// a long-running process whose community model was counted before the last of them counts it
+    /// again (the model counts the forgotten person's events).
+    public func forgottenCount() throws -> Int64 {
+        try database.read { db in try Self.forgottenCount(db) }
+    }
+
+    static func forgottenCount(_ db: Database) throws -> Int64 {
+        try String.fetchOne(db, sql: "SELECT value FROM store_settings WHERE name = 'forgotten_people'").flatMap { Int64($0) } ?? 0
+    }
+
+    /// The model counted again from the whole feedback log as it now is, for a long-running process
+    /// that replaces the model it holds after a forget (``SharedCommunity/replace(with:forgotten:counted:)``):
+    /// the same model as a process opening the database then rebuilds, read `slice` rows at a time,
+    /// each slice in a read transaction of its own, so that no checkpoint of the log (a forget's,
+    /// which empties it) waits for the whole count. Rows deleted by a forget during the count may
+    /// be counted: the caller compares ``forgottenCount()`` before and after and counts again when
+    /// it moved. Nothing is written.
+    /// - Parameters:
+    ///   - idsAfter: the ids of the events counted whose rowid is above this one are returned (the
+    ///     events the process recorded itself since it began, to tell which of those the count has).
+    ///   - stop: asked between slices; when it says so, the count is given up and `nil` returned.
+    /// - Returns: the model and the ids; `nil` when stopped.
+    public func recountCommunity(
+        idsAfter: Int64, slice: Int = 2_000, stop: () -> Bool = { false }
+    ) throws -> (model: Community, ids: Set<String>)? {
+        let index = try catalogIndex.get { try database.read { try Self.loadCatalogIndex($0) } }
+        var model = Community()
+        var ids = Set<String>()
+        var seq: Int64 = 0
+        while true {
+            if stop() { return nil }
+            let (newest, rows) = try database.read { db -> (Int64, Int) in
+                var rows = 0
+                let newest = try Self.count(db, into: &model, after: seq, index: index, limit: slice) { rowid, id in
+                    rows += 1
+                    if rowid > idsAfter { ids.insert(id) }
+                }
+                return (newest, rows)
+            }
+            seq = newest
+            if rows < slice { return (model, ids) }
+        }
+    }
+
+    /// The model rebuilt from the whole feedback log (``count(_:into:after:index:limit:ids:)`` from the
     /// start), without reading or writing the stored one: what tests compare a stored model with.
     public func rebuildCommunity() throws -> Community {
         let index = try catalogIndex.get { try database.read { try Self.loadCatalogIndex($0) } }

@@ -68,7 +68,7 @@ struct ImportSpotify: ParsableCommand {
         if !quiet {
             let neutral = plays.count - items.count
             stderr(
-                "import spotify: \(files.count) file\(files.count == 1 ? "" : "s"), \(plays.count) plays: \(summary.tally); \(neutral) neutral plays (neither skipped nor played to the end) and \(podcasts) podcast rows skipped; \(sink.count - summary.rejected) records malformed; \(added) tracks added to the catalog"
+                "import spotify: \(files.count) file\(files.count == 1 ? "" : "s"), \(plays.count) plays: \(summary.tally); \(neutral) neutral plays (neither skipped nor played to the end) and \(podcasts) podcast rows skipped; \(sink.count - summary.tally.rejected) records malformed; \(added) tracks added to the catalog"
             )
             if let hint = sink.hint { stderr(hint) }
         }

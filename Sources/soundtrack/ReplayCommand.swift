@@ -51,8 +51,9 @@ struct ReplayCommand: ParsableCommand {
         let t = bar.elapsed
         if !quiet {
             var s = "replay: \(summary.description)"
-            if summary.rejected > 0 {
-                s += " (line\(summary.rejected > 1 ? "s" : "") \(sink.lines.map(String.init).joined(separator: ", "))\(summary.rejected > sink.lines.count ? ", …" : ""))"
+            if summary.tally.rejected > 0 {
+                s +=
+                    " (line\(summary.tally.rejected > 1 ? "s" : "") \(sink.lines.map(String.init).joined(separator: ", "))\(summary.tally.rejected > sink.lines.count ? ", …" : ""))"
             }
             s += String(format: "; %.2f s, %.0f events/s", t, t > 0 ? Double(summary.records) / t : 0)
             stderr(s)
@@ -60,6 +61,6 @@ struct ReplayCommand: ParsableCommand {
             if summary.unknownUsers > 0 { stderr("(\(summary.unknownUsers) events of unknown users: add the users, or replay with --create-users)") }
             if let hint = sink.hint { stderr(hint) }
         }
-        if summary.rejected > 0 { throw BadInputExit() }
+        if summary.tally.rejected > 0 { throw BadInputExit() }
     }
 }

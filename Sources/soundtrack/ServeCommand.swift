@@ -178,7 +178,8 @@ struct ServeCommand: AsyncParsableCommand {
         // Everything acknowledged is committed: the community model the events were counted in is
         // written, so that the next process reads it instead of counting them again.
         if try !service.checkpointCommunity() {
-            logger.notice("community model not written: feedback came from another process too; the next process counts it again")
+            logger.notice(
+                "community model not written: feedback came from another process too, or someone was forgotten since start-up; the next process counts it again")
         }
     }
 }

@@ -80,7 +80,9 @@ struct CommunityStoreTests {
                 .compactMap { index.row(of: $0) }
         }
         #expect(theirs.count > 10)
+        #expect(try Store(path: db).forgottenCount() == 0)
         #expect(try await CLI.run(["users", "forget", Self.users[1], "--db", db]).status == 0)
+        #expect(try Store(path: db).forgottenCount() == 1, "a running service learns of the forget")
         let left = try await DatabaseQueue(path: db).read { d in
             let rows = theirs.map(String.init).joined(separator: ",")
             return try [
@@ -96,6 +98,24 @@ struct CommunityStoreTests {
         let stored = try after.loadCommunity(write: false)
         #expect(stored.rebuilt == false, "written once")
         Self.same(stored.model, try after.rebuildCommunity(), rows: 0..<500, "the stored model after forget")
+        #expect(stored.forgotten == 1)
+
+        // What a running service counts again after the forget, a slice of rows at a time: the same
+        // model, and the ids of the events after the row it names.
+        let newest = try after.feedbackLogSize()
+        let (recounted, ids) = try #require(try after.recountCommunity(idsAfter: newest - 25, slice: 37))
+        let fromLog = try after.rebuildCommunity()
+        #expect(recounted == fromLog && recounted.version == fromLog.version)
+        let expectedIds = try await DatabaseQueue(path: db).read { d in
+            try String.fetchAll(d, sql: "SELECT id FROM feedback WHERE rowid > ?", arguments: [newest - 25])
+        }
+        #expect(ids == Set(expectedIds) && !ids.isEmpty)
+        var slices = 0
+        let stopped = try after.recountCommunity(idsAfter: newest, slice: 37) {
+            slices += 1
+            return slices > 2
+        }
+        #expect(stopped == nil && slices == 3, "stopped between slices")
     }
 
     @Test("Loading the model reads one row, whatever the log's length; a pick then reads only the rows it ranks")

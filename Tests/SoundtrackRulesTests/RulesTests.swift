@@ -42,10 +42,15 @@ struct RulesTests {
 
     static func noPicks(_ id: String) -> PickRecord? { nil }
 
+    /// Stages `event` with the pick it names looked up in `picks`, as the front ends do.
+    static func stage(_ event: FeedbackEvent, user: inout CachedUserState, picks: [String: PickRecord]) throws(RuleError) -> FeedbackVerdict {
+        try rules.stageFeedback(event, appliedBy: nil, user: &user, pick: Rules.pickNamed(by: event, appliedBy: nil) { picks[$0] })
+    }
+
     @Test("An applied event gets the user's next sequence number and moves the user's time on")
     func applied() throws {
         var u = Self.user()
-        let v = try Self.rules.stageFeedback(Self.event("e1", minute: 10), appliedBy: nil, user: &u, pick: Self.noPicks)
+        let v = try Self.rules.stageFeedback(Self.event("e1", minute: 10), appliedBy: nil, user: &u, pick: nil)
         guard case let .applied(row) = v else { Issue.record("\(v)"); return }
         #expect(row.seq == 1 && u.feedbackSeq == 1)
         #expect(u.lastEventAt == Self.at(10).date.timeIntervalSince1970)
@@ -54,7 +59,7 @@ struct RulesTests {
         #expect(row.event.snapshot == nil && !row.keepSnapshot)
         var keeper = Self.user("u-2")
         keeper.keepRawSnapshots = true
-        let kept = try Self.rules.stageFeedback(Self.event("e2", "u-2", minute: 10), appliedBy: nil, user: &keeper, pick: Self.noPicks)
+        let kept = try Self.rules.stageFeedback(Self.event("e2", "u-2", minute: 10), appliedBy: nil, user: &keeper, pick: nil)
         guard case let .applied(row2) = kept else { Issue.record("\(kept)"); return }
         #expect(row2.event.snapshot != nil && row2.keepSnapshot)
     }
@@ -65,12 +70,12 @@ struct RulesTests {
         var direct = Self.user()
         var rows: [FeedbackRow] = []
         for e in events {
-            if case let .applied(row) = try Self.rules.stageFeedback(e, appliedBy: nil, user: &direct, pick: Self.noPicks) { rows.append(row) }
+            if case let .applied(row) = try Self.rules.stageFeedback(e, appliedBy: nil, user: &direct, pick: nil) { rows.append(row) }
         }
         #expect(rows.count == 6)
         // The first two applied and stored; the other four committed as pending events.
         var stored = Self.user()
-        for e in events.prefix(2) { _ = try Self.rules.stageFeedback(e, appliedBy: nil, user: &stored, pick: Self.noPicks) }
+        for e in events.prefix(2) { _ = try Self.rules.stageFeedback(e, appliedBy: nil, user: &stored, pick: nil) }
         stored.pending = (2..<6).map { i in
             PendingEvent(seq: rows[i].seq, event: events[i], bin: rows[i].outcome.bin, switchedTo: rows[i].outcome.switchedTo)
         }
@@ -102,7 +107,7 @@ struct RulesTests {
         #expect(again.state.bins == direct.state.bins)
         #expect(community.snapshot.stats(of: 3).events == 0)
         var live = caught
-        _ = try counting.stageFeedback(Self.event("c6", minute: 30), appliedBy: nil, user: &live, pick: Self.noPicks)
+        _ = try counting.stageFeedback(Self.event("c6", minute: 30), appliedBy: nil, user: &live, pick: nil)
         #expect(community.snapshot.stats(of: 3).events == 1)  // what a first application records
         // Nor one that lands in another bin than its row says (another seed, other models).
         var elsewhere = stored
@@ -121,9 +126,9 @@ struct RulesTests {
         // A duplicate wins over everything after it: here an unknown track and a time out of order.
         u.lastEventAt = Self.at(100).date.timeIntervalSince1970
         let before = u.state.changes
-        #expect(try Self.rules.stageFeedback(Self.event("e1", minute: 1, track: "nope"), appliedBy: "u-1", user: &u, pick: Self.noPicks) == .duplicate)
+        #expect(try Self.rules.stageFeedback(Self.event("e1", minute: 1, track: "nope"), appliedBy: "u-1", user: &u, pick: nil) == .duplicate)
         #expect(throws: RuleError.eventIdTaken("e1")) {
-            try Self.rules.stageFeedback(Self.event("e1", minute: 1), appliedBy: "u-2", user: &u, pick: Self.noPicks)
+            try Self.rules.stageFeedback(Self.event("e1", minute: 1), appliedBy: "u-2", user: &u, pick: nil)
         }
         #expect(u.state.changes == before && u.feedbackSeq == 0)
         // Of an unknown user too: the id first, then the user.
@@ -132,24 +137,24 @@ struct RulesTests {
         #expect(throws: RuleError.unknownUser("ghost")) { try Self.rules.stageFeedbackOfUnknownUser(Self.event("e1", "ghost", minute: 1), appliedBy: nil) }
         var none: CachedUserState? = nil
         #expect(throws: RuleError.unknownUser("ghost")) {
-            try Self.rules.stageFeedback(Self.event("e1", "ghost", minute: 1), appliedBy: nil, user: &none, pick: Self.noPicks)
+            try Self.rules.stageFeedback(Self.event("e1", "ghost", minute: 1), appliedBy: nil, user: &none, pick: nil)
         }
     }
 
     @Test("Rule 4: an event earlier than the user's previous one is out of order; the same time is not; an unknown track is named first")
     func timeOrder() throws {
         var u = Self.user()
-        _ = try Self.rules.stageFeedback(Self.event("e1", minute: 10), appliedBy: nil, user: &u, pick: Self.noPicks)
+        _ = try Self.rules.stageFeedback(Self.event("e1", minute: 10), appliedBy: nil, user: &u, pick: nil)
         let state = u.state.bins
         // Rejected for its track whether or not later events were applied: the same reason on every run.
         #expect(throws: RuleError.unknownTrack("nope", field: "track")) {
-            try Self.rules.stageFeedback(Self.event("e0", minute: 9, track: "nope"), appliedBy: nil, user: &u, pick: Self.noPicks)
+            try Self.rules.stageFeedback(Self.event("e0", minute: 9, track: "nope"), appliedBy: nil, user: &u, pick: nil)
         }
         #expect(throws: RuleError.outOfOrder(at: Self.at(9), previous: Self.at(10).date)) {
-            try Self.rules.stageFeedback(Self.event("e2", minute: 9), appliedBy: nil, user: &u, pick: Self.noPicks)
+            try Self.rules.stageFeedback(Self.event("e2", minute: 9), appliedBy: nil, user: &u, pick: nil)
         }
         #expect(u.state.bins == state && u.feedbackSeq == 1)
-        #expect(try Self.rules.stageFeedback(Self.event("e3", minute: 10), appliedBy: nil, user: &u, pick: Self.noPicks) != .duplicate)
+        #expect(try Self.rules.stageFeedback(Self.event("e3", minute: 10), appliedBy: nil, user: &u, pick: nil) != .duplicate)
         #expect(RuleError.outOfOrder(at: Self.at(9), previous: Self.at(10).date).description.contains("previous event (2026-03-14T07:10:00+01:00)"))
     }
 
@@ -159,32 +164,31 @@ struct RulesTests {
         let pick = Self.rules.stagePick(Self.snapshot("u-1", 5), state: &u.state).row.record
         let theirs = Self.rules.stagePick(Self.snapshot("u-2", 5), state: &other.state).row.record
         let picks = [pick.pickId: pick, theirs.pickId: theirs]
-        let lookup: (String) throws -> PickRecord? = { picks[$0] }
         // The track first (it does not depend on the user's past): an unknown pick and an unknown track name the track.
         #expect(throws: RuleError.unknownTrack("nope", field: "track")) {
-            try Self.rules.stageFeedback(Self.event("e1", minute: 6, track: "nope", pick: "p-nope", snapshot: false), appliedBy: nil, user: &u, pick: lookup)
+            try Self.stage(Self.event("e1", minute: 6, track: "nope", pick: "p-nope", snapshot: false), user: &u, picks: picks)
         }
         #expect(throws: RuleError.unknownTrack("nope", field: "track")) {
-            try Self.rules.stageFeedback(Self.event("e1", minute: 6, track: "nope", pick: pick.pickId, snapshot: false), appliedBy: nil, user: &u, pick: lookup)
+            try Self.stage(Self.event("e1", minute: 6, track: "nope", pick: pick.pickId, snapshot: false), user: &u, picks: picks)
         }
         #expect(throws: RuleError.unknownPick("p-nope", user: "u-1")) {
-            try Self.rules.stageFeedback(Self.event("e1", minute: 6, pick: "p-nope", snapshot: false), appliedBy: nil, user: &u, pick: lookup)
+            try Self.stage(Self.event("e1", minute: 6, pick: "p-nope", snapshot: false), user: &u, picks: picks)
         }
         #expect(throws: RuleError.pickOfAnotherUser(theirs.pickId, user: "u-1")) {
-            try Self.rules.stageFeedback(Self.event("e1", minute: 6, pick: theirs.pickId, snapshot: true), appliedBy: nil, user: &u, pick: lookup)
+            try Self.stage(Self.event("e1", minute: 6, pick: theirs.pickId, snapshot: true), user: &u, picks: picks)
         }
         #expect(throws: RuleError.noContext) {
-            try Self.rules.stageFeedback(Self.event("e1", minute: 6, snapshot: false), appliedBy: nil, user: &u, pick: lookup)
+            try Self.stage(Self.event("e1", minute: 6, snapshot: false), user: &u, picks: picks)
         }
         // A pick whose bin is gone: rejected alone, the snapshot is the context when there is one.
         var gone = u
         gone.state.bins.removeAll { $0.number == pick.binNumber }
         #expect(throws: RuleError.pickBinGone(pick.pickId)) {
-            try Self.rules.stageFeedback(Self.event("e1", minute: 6, pick: pick.pickId, snapshot: false), appliedBy: nil, user: &gone, pick: lookup)
+            try Self.stage(Self.event("e1", minute: 6, pick: pick.pickId, snapshot: false), user: &gone, picks: picks)
         }
-        #expect(try Self.rules.stageFeedback(Self.event("e1", minute: 6, pick: pick.pickId, snapshot: true), appliedBy: nil, user: &gone, pick: lookup) != .duplicate)
+        #expect(try Self.stage(Self.event("e1", minute: 6, pick: pick.pickId, snapshot: true), user: &gone, picks: picks) != .duplicate)
         // A pick of the user with its bin: applied in that bin.
-        let v = try Self.rules.stageFeedback(Self.event("e2", minute: 6, pick: pick.pickId, snapshot: false), appliedBy: nil, user: &u, pick: lookup)
+        let v = try Self.stage(Self.event("e2", minute: 6, pick: pick.pickId, snapshot: false), user: &u, picks: picks)
         #expect(v.outcome?.bin == pick.binNumber)
     }
 

@@ -75,27 +75,30 @@ struct Fixture {
     var keys: [String: String] = [:]
     var admin = ""
 
-    /// - Parameter keepingSnapshots: users whose `keep_raw_snapshots` is on: their events with
-    ///   snapshots take the service's pending path (the event waits in `pending_events` for its
-    ///   state), which other users' do not.
-    init(users: [String] = ["u-1", "u-2"], keepingSnapshots: Set<String> = [], configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    /// - Parameters:
+    ///   - keepingSnapshots: users whose `keep_raw_snapshots` is on: their events with snapshots
+    ///     take the service's pending path (the event waits in `pending_events` for its state),
+    ///     which other users' do not.
+    ///   - community: rank with the community model of the database, as `serve` does
+    ///     (``Fixture/service(path:)``); by default without one.
+    init(
+        users: [String] = ["u-1", "u-2"], keepingSnapshots: Set<String> = [], community: Bool = false,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) throws {
         dir = Repo.tempDir()
         path = dir.appendingPathComponent("t.sqlite").path
         let logger = logs.logger
         let store = try Store(path: path, durable: false)
         _ = try store.importCatalog(Repo.smallCatalog)
-        let models = try Models.bundled()
-        service = SoundtrackService(
-            store: store, engine: Recommender(config: models.config, catalog: IndexCatalog(.init(tracks: [])), priors: models.priors, seed: 42),
-            logger: logger)
         var rng = SystemRandomNumberGenerator()
         for u in users {
-            try service.store.addUser(NewUser(id: u), at: Date())
-            if keepingSnapshots.contains(u) { try service.store.updateSettings(user: u) { $0.keepRawSnapshots = true } }
+            try store.addUser(NewUser(id: u), at: Date())
+            if keepingSnapshots.contains(u) { try store.updateSettings(user: u) { $0.keepRawSnapshots = true } }
             let (secret, record) = APIKeys.generate(role: .user, user: u, label: nil, at: Date(), using: &rng)
-            try service.store.insertKey(record)
+            try store.insertKey(record)
             keys[u] = secret
         }
+        service = try community ? Self.service(path: path, logger: logger) : Self.service(store: store, community: nil, logger: logger)
         let (secret, record) = APIKeys.generate(role: .admin, user: nil, label: "ops", at: Date(), using: &rng)
         try service.store.insertKey(record)
         admin = secret
@@ -104,6 +107,21 @@ struct Fixture {
         config.clock = clock.clock
         configure(&config)
         api = try SoundtrackAPI(service: service, configuration: config, logger: logger)
+    }
+
+    /// A service over `store` with the bundled models and seed 42, ranking with `community`.
+    static func service(store: Store, community: (any CommunitySource)?, logger: Logger) throws -> SoundtrackService {
+        let models = try Models.bundled()
+        let engine = Recommender(config: models.config, catalog: IndexCatalog(.init(tracks: [])), priors: models.priors, seed: 42)
+        return SoundtrackService(store: store, engine: engine.with(community: community), logger: logger)
+    }
+
+    /// A service opened on the database at `path` as `serve` opens it: its community model loaded
+    /// (and written when it was rebuilt from the log).
+    static func service(path: String, logger: Logger) throws -> SoundtrackService {
+        let store = try Store(path: path, durable: false)
+        let loaded = try store.loadCommunity(write: true)
+        return try service(store: store, community: SharedCommunity(loaded.model, seq: loaded.seq, forgotten: loaded.forgotten), logger: logger)
     }
 
     /// A catalog track id (for feedback events).

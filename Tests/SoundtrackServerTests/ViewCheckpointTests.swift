@@ -109,7 +109,7 @@ import Testing
                 var c = try #require(cached)
                 let e = try FeedbackEvent.decode(Data(json.utf8))
                 let verdict = try Rules(engine: f.service.engine.with(catalog: reads.catalog))
-                    .stageFeedback(e, appliedBy: nil, user: &c, pick: reads.pickRecord(id:))
+                    .stageFeedback(e, appliedBy: nil, user: &c, pick: Rules.pickNamed(by: e, appliedBy: nil, lookup: reads.pickRecord(id:)))
                 guard case let .applied(row) = verdict else { throw RuleError.noContext }
                 return (row, e, c.state)
             }
@@ -272,7 +272,8 @@ import Testing
             var c = try #require(cached)
             let here = Rules(engine: rules.engine.with(catalog: reads.catalog))
             try here.catchUp(&c, pick: reads.pickRecord(id:))
-            guard case let .applied(row) = try here.stageFeedback(e, appliedBy: nil, user: &c, pick: reads.pickRecord(id:)) else {
+            let pick = try Rules.pickNamed(by: e, appliedBy: nil, lookup: reads.pickRecord(id:))
+            guard case let .applied(row) = try here.stageFeedback(e, appliedBy: nil, user: &c, pick: pick) else {
                 throw RuleError.noContext
             }
             return row

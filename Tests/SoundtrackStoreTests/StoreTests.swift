@@ -166,8 +166,9 @@ struct StoreTests {
                 id: "e-\(i)", user: "u-1", at: staged.pick.at, track: staged.pick.track.id, signal: signal, rating: rating,
                 pickId: staged.pick.pickId)
             cached = try stageOn()
-            let inStore = try rules.stageFeedback(event, appliedBy: nil, user: &cached) { records[$0] }
-            let inMemory = try rules.stageFeedback(event, appliedBy: nil, user: &memory) { records[$0] }
+            let named = Rules.pickNamed(by: event, appliedBy: nil) { records[$0] }
+            let inStore = try rules.stageFeedback(event, appliedBy: nil, user: &cached, pick: named)
+            let inMemory = try rules.stageFeedback(event, appliedBy: nil, user: &memory, pick: named)
             memory.state.changes = UserState.Changes()
             guard case let .applied(a) = inStore, case let .applied(b) = inMemory else {
                 Issue.record("event \(i) not applied")
@@ -470,7 +471,7 @@ struct StoreTests {
                     id: "pending-\(u)", user: u, at: Timestamp(rfc3339: "2026-03-11T12:30:00+01:00")!, track: p.track.id, signal: .skip,
                     pickId: p.pickId)
                 let verdict = try Rules(engine: service.engine.with(catalog: reads.catalog))
-                    .stageFeedback(e, appliedBy: nil, user: &user!, pick: reads.pickRecord(id:))
+                    .stageFeedback(e, appliedBy: nil, user: &user!, pick: reads.pickRecord(id: p.pickId))
                 guard case let .applied(row) = verdict else { throw RuleError.noContext }
                 return ((), [.pendingFeedback(row, event: PendingEventText(e))])
             }
@@ -507,7 +508,7 @@ struct StoreTests {
                 signal: k == 2 ? .skip : .like, pickId: picks[u]!.pickId)
             let verdict = try store.readUser(u, defaults: defaults) { _, reads in
                 try Rules(engine: service.engine.with(catalog: reads.catalog))
-                    .stageFeedback(e, appliedBy: nil, user: &live[u]!, pick: reads.pickRecord(id:))
+                    .stageFeedback(e, appliedBy: nil, user: &live[u]!, pick: reads.pickRecord(id: picks[u]!.pickId))
             }
             guard case let .applied(row) = verdict else { throw RuleError.noContext }
             try store.commit([.pendingFeedback(row, event: PendingEventText(e))])

@@ -11,12 +11,5 @@ public struct FeedbackTally: Sendable, Equatable, CustomStringConvertible {
     /// A tally of nothing yet.
     public init() {}
 
-    /// A tally of these counts.
-    public init(applied: Int, duplicates: Int, rejected: Int) {
-        self.applied = applied
-        self.duplicates = duplicates
-        self.rejected = rejected
-    }
-
     public var description: String { "\(applied) applied, \(duplicates) duplicates skipped, \(rejected) rejected" }
 }

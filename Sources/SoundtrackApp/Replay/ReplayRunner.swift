@@ -48,21 +48,14 @@ public struct ReplayProgress: Sendable {
 public struct ReplaySummary: Sendable, Equatable {
     /// Records read.
     public var records = 0
-    /// Events applied (and committed).
-    public var applied = 0
-    /// Events skipped because their id was applied before.
-    public var duplicates = 0
-    /// Events rejected (reported with their line and field).
-    public var rejected = 0
+    /// The events applied (and committed), skipped as duplicates and rejected.
+    public var tally = FeedbackTally()
     /// Users created (`createUsers`).
     public var usersCreated = 0
-    /// Events rejected because their user is unknown (among ``rejected``).
+    /// Events rejected because their user is unknown (among the tally's rejected).
     public var unknownUsers = 0
     /// The attempt to learn the blend again at the end, when one was due (``ReplayOptions/refit``).
     public var blend: BlendRefit.Outcome?
-
-    /// The applied, duplicate and rejected counts.
-    public var tally: FeedbackTally { FeedbackTally(applied: applied, duplicates: duplicates, rejected: rejected) }
 
     /// `12 records: 9 applied, 2 duplicates skipped, 1 rejected`.
     public var description: String {
@@ -482,9 +475,10 @@ public final class ReplayRunner: Sendable {
             for (_, i, slot) in mine {
                 guard case let .success(e) = items[i].event else { continue }
                 do {
+                    let owner = owners[e.id]
                     let verdict = try rules.stageFeedback(
-                        e, appliedBy: owners[e.id], user: &slot.cached, position: Int64(items[i].line)
-                    ) { picks[$0] }
+                        e, appliedBy: owner, user: &slot.cached, position: Int64(items[i].line),
+                        pick: Rules.pickNamed(by: e, appliedBy: owner) { picks[$0] })
                     guard case let .applied(row) = verdict else {
                         verdicts.p[i] = .duplicate
                         continue
@@ -542,13 +536,13 @@ public final class ReplayRunner: Sendable {
     private func report(_ staged: Staged, _ run: RunState, _ reject: (LineError) throws -> Void) throws {
         for v in staged.verdicts {
             switch v {
-            case .applied: run.summary.applied += 1
-            case .duplicate: run.summary.duplicates += 1
+            case .applied: run.summary.tally.applied += 1
+            case .duplicate: run.summary.tally.duplicates += 1
             case let .rejected(err):
-                run.summary.rejected += 1
+                run.summary.tally.rejected += 1
                 try reject(err)
             case let .unknownUser(err):
-                run.summary.rejected += 1
+                run.summary.tally.rejected += 1
                 run.summary.unknownUsers += 1
                 try reject(err)
             case .pending: break
