@@ -22,11 +22,19 @@ extension LiveRecommender {
     /// - Parameters:
     ///   - slice: how many feedback rows each read transaction of the count reads.
     ///   - stop: asked between steps; when it says so the count is given up.
+    /// One count runs at a time: a call while another counts returns `false` at once (the model has
+    /// one journal, which two counts would end for each other, losing the events between).
     /// - Returns: whether the model was replaced.
     /// - Throws: database errors (the model in memory stays, and the next call tries again).
     @discardableResult
     func recountCommunityIfForgotten(slice: Int = 2_000, stop: () -> Bool = { false }) throws -> Bool {
         guard let community else { return false }
+        let began = communityRecounting.withLock { busy in
+            defer { busy = true }
+            return !busy
+        }
+        guard began else { return false }
+        defer { communityRecounting.withLock { $0 = false } }
         while true {
             let forgotten = try store.forgottenCount()
             guard forgotten != community.forgotten else { return false }

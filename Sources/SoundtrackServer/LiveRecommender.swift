@@ -68,6 +68,9 @@ public final class LiveRecommender: Sendable {
     private let checkpointDue = Mutex<(@Sendable () -> Void)?>(nil)
     /// Called when a forget has committed (``CommunityRecountService`` counts the community again).
     private let forgetCommitted = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Whether a count of the community model is under way: the model has one journal, so two
+    /// counts at once would end each other's (``recountCommunityIfForgotten(slice:stop:)``).
+    let communityRecounting = Mutex(false)
     /// How many events wait for a checkpoint before one is asked for.
     let checkpointEvents: Int
     private let pickIds: PickIds

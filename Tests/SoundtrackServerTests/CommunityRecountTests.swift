@@ -50,7 +50,11 @@ import Testing
 
     @Test("After a forget through the service, B's picks and the community are those of a service opened on the database anew")
     func forgetThroughTheService() async throws {
-        let f = try Fixture(users: ["a", "b", "c"], community: true) { $0.blendRefit = nil }
+        let f = try Fixture(users: ["a", "b", "c"], community: true) {
+            $0.blendRefit = nil
+            // Only the forget's wake-up or the test's own call counts (not a round of the timer).
+            $0.communityRecountInterval = .seconds(3600)
+        }
         try await f.api.buildApplication().test(.router) { client in
             let onlyA = try await Self.threePeople(client, f)
             let index = try f.service.store.allTracks().map(\.id)
@@ -60,7 +64,7 @@ import Testing
 
             let r = try await client.send(.delete, "/v1/users/a", key: f.admin)
             #expect(r.status == .noContent, "\(r.text)")
-            try await waitUntil { f.api.live.community?.generation == 1 }
+            try await waitUntil(seconds: 60) { f.api.live.community?.generation == 1 }
 
             let after = try await Self.pick(f.api.live, user: "b")
             let fresh = try SoundtrackAPI(
@@ -77,7 +81,11 @@ import Testing
 
     @Test("A forget by another process is noticed at the next look; events applied after the recount are counted once")
     func forgetByAnotherProcess() async throws {
-        let f = try Fixture(users: ["a", "b", "c"], community: true) { $0.blendRefit = nil }
+        let f = try Fixture(users: ["a", "b", "c"], community: true) {
+            $0.blendRefit = nil
+            // Only the forget's wake-up or the test's own call counts (not a round of the timer).
+            $0.communityRecountInterval = .seconds(3600)
+        }
         let recounts = try #require(f.api.recounts)
         try await f.api.buildApplication().test(.router) { client in
             _ = try await Self.threePeople(client, f)
@@ -100,7 +108,11 @@ import Testing
 
     @Test("A forget during the count starts it over: the model swapped in counts neither person")
     func forgetDuringTheCount() async throws {
-        let f = try Fixture(users: ["a", "b", "c"], community: true) { $0.blendRefit = nil }
+        let f = try Fixture(users: ["a", "b", "c"], community: true) {
+            $0.blendRefit = nil
+            // Only the forget's wake-up or the test's own call counts (not a round of the timer).
+            $0.communityRecountInterval = .seconds(3600)
+        }
         try await f.api.buildApplication().test(.router) { client in
             _ = try await Self.threePeople(client, f)
             // C forgotten beside the service; A (whose rows come first) while the first count has read
@@ -119,6 +131,29 @@ import Testing
             let running = try Self.model(f.api.live), opened = try #require(fresh.engine.community as? SharedCommunity).snapshot
             #expect(running == opened && running.version == opened.version)
             #expect(f.api.live.community?.forgotten == 2)
+        }
+    }
+
+    @Test("One count at a time: a second call while one counts returns at once and leaves its journal alone")
+    func oneCountAtATime() async throws {
+        let f = try Fixture(users: ["a", "b", "c"], community: true) {
+            $0.blendRefit = nil
+            $0.communityRecountInterval = .seconds(3600)
+        }
+        try await f.api.buildApplication().test(.router) { client in
+            _ = try await Self.threePeople(client, f)
+            #expect(try Store(path: f.path, durable: false).forget(user: "a"))
+            var inner: Bool?
+            let replaced = try f.api.live.recountCommunityIfForgotten(slice: 5) {
+                // Between the first count's slices: a second call must not start (nor end) a count.
+                if inner == nil { inner = try? f.api.live.recountCommunityIfForgotten(slice: 5) }
+                return false
+            }
+            #expect(inner == false && replaced)
+            #expect(f.api.live.community?.generation == 1, "replaced once")
+            let fresh = try Fixture.service(path: f.path, logger: f.logs.logger)
+            let running = try Self.model(f.api.live), opened = try #require(fresh.engine.community as? SharedCommunity).snapshot
+            #expect(running == opened)
         }
     }
 }

@@ -20,9 +20,9 @@ enum Repo {
     static func tempDir() -> URL { Scratch.directory("server") }
 }
 
-/// Polls `condition` every 10 ms for up to 5 s, then expects it.
-func waitUntil(_ condition: () -> Bool) async throws {
-    for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+/// Polls `condition` every 10 ms for up to `seconds` (5), then expects it.
+func waitUntil(seconds: Int = 5, _ condition: () -> Bool) async throws {
+    for _ in 0..<(seconds * 100) where !condition() { try await Task.sleep(for: .milliseconds(10)) }
     #expect(condition())
 }
 
