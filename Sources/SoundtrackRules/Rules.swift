@@ -226,6 +226,7 @@ public struct Rules: Sendable {
     ) throws(RuleError) -> FeedbackVerdict {
         if try Self.isDuplicate(event, appliedBy: owner) { return .duplicate }
         precondition(event.user == user.state.user, "an event of another user")
+        precondition(pick.map { $0.pickId == event.pickId } ?? true, "the pick of another id: pickNamed(by:appliedBy:lookup:) gives it")
         precondition(user.pending.isEmpty, "a state behind its feedback: catchUp(_:pick:) first")
         let event = Self.permitted(event, by: user)
         guard engine.catalog.track(id: event.track) != nil else { throw .unknownTrack(event.track, field: "track") }
