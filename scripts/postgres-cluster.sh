@@ -37,11 +37,13 @@ find_bindir() {
     return 0
   fi
   local dir
-  dir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)"
-  if [ -n "$dir" ] && [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ]; then
-    echo "$dir"
-    return 0
-  fi
+  # The newest version whose directory has the server's tools (a version's client alone has not).
+  for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -rV); do
+    if [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ]; then
+      echo "$dir"
+      return 0
+    fi
+  done
   return 1
 }
 
@@ -57,7 +59,7 @@ install_postgresql() {
   command -v apt-get >/dev/null 2>&1 || { say "PostgreSQL is not installed and there is no apt-get here"; return 1; }
   say "installing Debian's postgresql package"
   $sudo apt-get update -qq >&2 || { say "apt-get update failed"; return 1; }
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null || { say "apt-get install postgresql failed"; return 1; }
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null || { say "apt-get install postgresql failed"; return 1; }
 }
 
 # Runs a command as the server's user: `postgres` when we are root, else ourselves.
@@ -86,12 +88,11 @@ start() {
     exit "$UNAVAILABLE"
   fi
   local began=$SECONDS dir password port log tries
-  dir="$(mktemp -d "${TMPDIR:-/tmp}/soundtrack-pg.XXXXXX")"
-  chmod 700 "$dir"
-  mkdir "$dir/sock"
+  dir="$(mktemp -d "${TMPDIR:-/tmp}/soundtrack-pg.XXXXXX")" || { say "mktemp failed"; exit 1; }
+  chmod 700 "$dir" && mkdir "$dir/sock" || { rm -rf "$dir"; say "could not prepare $dir"; exit 1; }
   password="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
   printf '%s\n' "$password" >"$dir/pwfile"
-  [ "$(id -u)" -ne 0 ] || chown -R postgres: "$dir"
+  [ "$(id -u)" -ne 0 ] || chown -R postgres: "$dir" || { rm -rf "$dir"; say "could not give $dir to the user postgres"; exit 1; }
   if ! as_server_user "$bindir/initdb" -D "$dir/data" -U "$PG_USER_NAME" --pwfile="$dir/pwfile" -E UTF8 --locale=C.UTF-8 \
     --auth-local=scram-sha-256 --auth-host=scram-sha-256 --no-sync >"$dir/initdb.log" 2>&1; then
     cat "$dir/initdb.log" >&2
@@ -105,7 +106,7 @@ start() {
   # process may take it between the check and the start).
   for tries in 1 2 3 4 5 6 7 8 9 10; do
     port=$((20000 + RANDOM % 40000))
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then continue; fi
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then port=""; continue; fi
     if as_server_user "$bindir/pg_ctl" -D "$dir/data" -l "$log" -w -t 60 -s \
       -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir/sock -c fsync=off -c full_page_writes=off" start; then
       break
@@ -115,6 +116,7 @@ start() {
       continue
     fi
     cat "$log" >&2 2>/dev/null || true
+    as_server_user "$bindir/pg_ctl" -D "$dir/data" -m immediate -s stop >/dev/null 2>&1 || true  # a start that timed out may still come up
     rm -rf "$dir"
     say "the server did not start"
     exit 1
@@ -129,8 +131,13 @@ start() {
     exit 1
   fi
   local url="postgres://$PG_USER_NAME:$password@127.0.0.1:$port/$PG_DATABASE?sslmode=disable"
-  mkdir -p "$(dirname "$STATE")"
-  (umask 077 && printf 'PG_BINDIR=%q\nPG_DIR=%q\nPG_URL=%q\n' "$bindir" "$dir" "$url" >"$STATE")
+  # Checked one by one: `run` calls this inside $(…) with errexit off.
+  if ! mkdir -p "$(dirname "$STATE")" || ! (umask 077 && printf 'PG_BINDIR=%q\nPG_DIR=%q\nPG_URL=%q\n' "$bindir" "$dir" "$url" >"$STATE"); then
+    as_server_user "$bindir/pg_ctl" -D "$dir/data" -m immediate -s stop || true
+    rm -rf "$dir"
+    say "could not write the cluster's state to $STATE"
+    exit 1
+  fi
   say "PostgreSQL $("$bindir/pg_ctl" --version | awk "{print \$3}") on 127.0.0.1:$port, in $dir ($((SECONDS - began)) s)"
   echo "$url"
 }

@@ -17,7 +17,9 @@
 public enum DistributionRules {
     /// A broken rule: the table and what is wrong.
     public struct Violation: Sendable, Hashable, CustomStringConvertible {
+        /// The table that breaks it.
         public var table: String
+        /// What is wrong, in words.
         public var message: String
 
         public init(table: String, message: String) {

@@ -6,37 +6,53 @@ import PostgresNIO
 public struct LiveSchema: Sendable, Equatable {
     /// A column: its name, its type as `information_schema` names it, and whether it may be NULL.
     public struct Column: Sendable, Equatable {
+        /// The column's name.
         public var name: String
+        /// Its type, as `information_schema.columns.data_type` names it.
         public var type: String
+        /// Whether it may be NULL.
         public var nullable: Bool
     }
 
     /// A primary key, unique constraint, unique index or exclusion constraint: what makes rows unique.
     public struct UniqueKey: Sendable, Equatable {
+        /// The table it is on.
         public var table: String
+        /// The constraint's or index's name.
         public var name: String
+        /// Whether it is the table's primary key.
         public var isPrimary: Bool
         /// The key's columns in order; an expression's place holds `"(expression)"`.
         public var columns: [String]
     }
 
+    /// A foreign key: `table(columns)` references `referencedTable(referencedColumns)`, column by column.
     public struct ForeignKey: Sendable, Equatable {
+        /// The constraint's name.
         public var name: String
+        /// The referencing table and its columns.
         public var table: String
         public var columns: [String]
+        /// The referenced table and its columns.
         public var referencedTable: String
         public var referencedColumns: [String]
     }
 
+    /// A trigger on a table.
     public struct Trigger: Sendable, Equatable {
+        /// The table it fires on.
         public var table: String
+        /// Its name.
         public var name: String
     }
 
     /// Tables (ordinary and partitioned), by name, with their columns in order.
     public var tables: [String: [Column]]
+    /// Primary keys, unique constraints and unique indexes.
     public var uniqueKeys: [UniqueKey]
+    /// Foreign keys.
     public var foreignKeys: [ForeignKey]
+    /// Triggers.
     public var triggers: [Trigger]
 
     public init(tables: [String: [Column]], uniqueKeys: [UniqueKey] = [], foreignKeys: [ForeignKey] = [], triggers: [Trigger] = []) {

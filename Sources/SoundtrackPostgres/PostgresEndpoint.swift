@@ -29,11 +29,17 @@ public struct PostgresEndpoint: Sendable, Equatable, CustomStringConvertible {
         case require
     }
 
+    /// The server's host name or address (an IPv6 address without its brackets).
     public var host: String
+    /// The server's port (5432 when the URL gives none).
     public var port: Int
+    /// The user to log in as.
     public var username: String
+    /// The user's password, percent-decoded (`nil`: none given).
     public var password: String?
+    /// The database (the user's name when the URL gives none).
     public var database: String
+    /// Whether the connection uses TLS (`sslmode`; `prefer` when the URL gives none).
     public var tls: TLSMode
 
     /// Reads a `postgres://` URL.
@@ -60,7 +66,8 @@ public struct PostgresEndpoint: Sendable, Equatable, CustomStringConvertible {
         self.port = components.port ?? 5432
         self.username = user
         self.password = components.password
-        self.database = database.isEmpty ? user : (database.removingPercentEncoding ?? database)
+        // `URLComponents.path` is already percent-decoded: decoding it again would read `%2541` as `A`.
+        self.database = database.isEmpty ? user : database
         self.tls = tls
     }
 
@@ -117,12 +124,19 @@ private let connectionIDs = Atomic<Int>(0)
 
 /// What is wrong with a `postgres://` URL. Its description never holds the password.
 public enum PostgresURLError: Error, Equatable, CustomStringConvertible {
+    /// Not a URL at all.
     case notAURL
+    /// A scheme other than `postgres` or `postgresql`.
     case scheme(String)
+    /// A part the URL must have (`host`, `user`).
     case missing(String)
+    /// A database name with a `/` in it.
     case database(String)
+    /// A port outside 1…65535.
     case port(Int)
+    /// A query parameter other than `sslmode`.
     case parameter(String)
+    /// An `sslmode` other than `disable`, `prefer` or `require`.
     case sslmode(String)
 
     public var description: String {

@@ -15,6 +15,7 @@ public struct PostgresMigrator: Sendable {
     /// The advisory lock every migration runs under (the bytes of "Soundtra").
     public static let lockKey: Int64 = 0x536F_756E_6474_7261
 
+    /// The migrations it applies, in version order.
     public let migrations: [PostgresMigration]
 
     /// - Parameter migrations: the schema's by default; versions 1, 2, 3… in order (a programming

@@ -35,7 +35,9 @@ public struct PostgresTable: Sendable, Hashable {
         }
     }
 
+    /// The table's name.
     public var name: String
+    /// How its rows are placed on the nodes.
     public var distribution: Distribution
     /// Whether rows name a person by a `user_id` column: a forget deletes them. Always so for
     /// ``Distribution/byUser``; a table placed otherwise says so here, so that no person's row is

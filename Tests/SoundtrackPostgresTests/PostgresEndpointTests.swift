@@ -14,6 +14,8 @@ final class PostgresEndpointTests: XCTestCase {
         XCTAssertEqual(e.tls, .disable)
         XCTAssertEqual(e.redactedURL, "postgres://soundtrack:…@127.0.0.1:35488/music?sslmode=disable")
         XCTAssertEqual("\(try PostgresEndpoint(url: "postgres://u:hunter2@h/d"))", "postgres://u:…@h:5432/d?sslmode=prefer")
+        // The path is decoded once: `%25` is a percent sign, and what follows it stays as written.
+        XCTAssertEqual(try PostgresEndpoint(url: "postgres://u@h/a%2541").database, "a%41")
     }
 
     func testDefaultsAreLibpqs() throws {
