@@ -6,7 +6,8 @@
 #
 # Environment: everything scripts/loadtest.sh reads (SOUNDTRACK_BIN, RATE, SERVE_ARGS, ...), and
 # SOUNDTRACK_BIN_B: a second build, run alternately with the first (A B A B ...), each tabulated
-# apart, as a paired comparison; OUT: the directory for each run's output and figures (default: a
+# apart, as a paired comparison (it may be the same binary: SERVE_ARGS_B, when set, replaces
+# SERVE_ARGS for build B, e.g. SERVE_ARGS_B=--no-fit against the background refit); OUT: the directory for each run's output and figures (default: a
 # new directory under /tmp, printed). Each run starts after `sync`, so that the page cache's
 # write-back of the run before does not fall into it.
 #
@@ -58,7 +59,9 @@ for i in $(seq 1 "$RUNS"); do
     sync
     result=$OUT/$tag-$i.result
     rm -f "$result"
-    if SOUNDTRACK_BIN=$bin RESULT_FILE=$result scripts/loadtest.sh "$USERS" "$SECONDS_PER_PHASE" "$CONNECTIONS" > "$OUT/$tag-$i.txt" 2>&1; then
+    args=${SERVE_ARGS:-}
+    [[ $tag == B ]] && args=${SERVE_ARGS_B-$args}
+    if SERVE_ARGS=$args SOUNDTRACK_BIN=$bin RESULT_FILE=$result scripts/loadtest.sh "$USERS" "$SECONDS_PER_PHASE" "$CONNECTIONS" > "$OUT/$tag-$i.txt" 2>&1; then
       echo "run $i, build $tag: done"
     else
       echo "run $i, build $tag: FAILED (exit $?; see $OUT/$tag-$i.txt)"
@@ -100,7 +103,7 @@ for tag, binary in (("A", a), ("B", b)):
     results = [load(p) for p in paths if os.path.exists(p)]
     print(f"\nbuild {tag}: {binary}, {len(results)} of {runs} runs with figures")
     print(f"{'phase':<10} {'per second (min/median/max)':>30} {'p99 ms (min/median/max)':>26} {'CPU µs/req (median)':>20} {'committer busy % (median)':>26}")
-    for phase in ("warmup", "picks", "paced", "feedback"):
+    for phase in ("warmup", "feedback0", "picks", "paced", "feedback"):
         rows = [r[0][phase] for r in results if phase in r[0]]
         if not rows:
             continue

@@ -19,6 +19,8 @@
 # stacks through libraries without frame pointers) of the service during that phase
 # into the work directory (implies KEEP=1), SERVE_ARGS adds options to `serve`, LOAD_BASE (default /tmp)
 # is where the work directory and its database go (/dev/shm takes the disk out of the measurement),
+# FEEDBACK_FIRST=1 runs a feedback phase right after the warm-up as well, so that the blend's
+# background refit (`serve --blend-refit-s`) falls into the picks phases that follow,
 # STOP=KILL ends the service with SIGKILL instead of SIGTERM and times the catch-up of the next command.
 # RESULT_FILE=PATH appends the figures as key=value lines (one line a phase, the committer's busy
 # share, the final check) for scripts/loadtest-runs.sh, which repeats the test and tabulates the runs.
@@ -96,12 +98,18 @@ run() {  # phase script seconds [connections] (the warm-up stops by itself when 
   echo "cpu_ticks=$((after - before))" >> "$WORK/$1.summary"
   curl -fs "http://127.0.0.1:$PORT/metrics" > "$WORK/$1.metrics.after"
   local m
-  for m in soundtrack_write_batches_total soundtrack_writes_committed_total soundtrack_commit_duration_seconds_sum soundtrack_bins_created_total; do
+  for m in soundtrack_write_batches_total soundtrack_writes_committed_total soundtrack_commit_duration_seconds_sum soundtrack_bins_created_total soundtrack_blend_refits_total; do
     echo "$m=$(echo "$(metric "$WORK/$1.metrics.after" "$m") - $(metric "$WORK/$1.metrics.before" "$m")" | bc -l)" >> "$WORK/$1.summary"
   done
 }
 echo "== warm-up: every user once in each of the four contexts ($((USERS * 4)) picks; first picks create the bins)"
 run warmup warmup 600
+if [[ "${FEEDBACK_FIRST:-0}" == 1 ]]; then  # queries for the blend's refit wait while the picks phases run
+  echo "== feedback first: ${SECONDS_PER_PHASE}s, $CONNECTIONS connections, one event a request"
+  RUN_ID=run$$-first
+  run feedback0 feedback "$SECONDS_PER_PHASE"
+  RUN_ID=run$$  # the later phase's event ids stay unique
+fi
 echo "== picks: ${SECONDS_PER_PHASE}s, $CONNECTIONS connections"
 run picks picks "$SECONDS_PER_PHASE"
 if (( RATE > 0 )); then
@@ -158,22 +166,29 @@ echo
 echo "users $USERS, $CONNECTIONS connections, ${SECONDS_PER_PHASE}s a phase, $(nproc) cores, $("$BIN" --version)"
 printf "%-10s %10s %8s %8s %12s %9s %9s %9s %14s\n" phase ok non-200 sockerr "per second" "p50 ms" "p99 ms" "max ms" "CPU µs/req"
 row warmup warm-up
+PHASES="warmup"
+if [[ "${FEEDBACK_FIRST:-0}" == 1 ]]; then
+  row feedback0 "feedback 1"
+  PHASES="$PHASES feedback0"
+fi
 row picks picks
-PHASES="warmup picks feedback"
+PHASES="$PHASES picks"
 if (( RATE > 0 )); then
   row paced "picks@rate"
-  PHASES="warmup picks paced feedback"
+  PHASES="$PHASES paced"
 fi
+PHASES="$PHASES feedback"
 row feedback feedback
 echo
-printf "%-10s %12s %12s %18s %14s %18s\n" phase "bins made" "commits" "writes a commit" "committer busy %" "wrk CPU % of a core"
+printf "%-10s %12s %12s %18s %14s %18s %14s\n" phase "bins made" "commits" "writes a commit" "committer busy %" "wrk CPU % of a core" "blend refits"
 for p in $PHASES; do
   batches=$(get $p soundtrack_write_batches_total)
   wrk_cpu=$(get $p wrk_cpu_s)
   busy=$(echo "100 * $(get $p soundtrack_commit_duration_seconds_sum) / ($(get $p duration_us) / 1000000)" | bc -l)
-  printf "%-10s %12.0f %12.0f %18.1f %14.1f %18s\n" "$p" "$(get $p soundtrack_bins_created_total)" "$batches" \
+  printf "%-10s %12.0f %12.0f %18.1f %14.1f %18s %14.0f\n" "$p" "$(get $p soundtrack_bins_created_total)" "$batches" \
     "$(echo "$(get $p soundtrack_writes_committed_total) / ($batches + 0.000001)" | bc -l)" "$busy" \
-    "$([[ -n "$wrk_cpu" ]] && printf "%.0f" "$(echo "100 * $wrk_cpu / ($(get $p duration_us) / 1000000)" | bc -l)" || echo -)"
+    "$([[ -n "$wrk_cpu" ]] && printf "%.0f" "$(echo "100 * $wrk_cpu / ($(get $p duration_us) / 1000000)" | bc -l)" || echo -)" \
+    "$(get $p soundtrack_blend_refits_total)"
   record "$(printf "committer=%s busy_pct=%.1f" "$p" "$busy")"
 done
 if (( RATE > 0 )); then
@@ -184,10 +199,13 @@ if (( RATE > 0 )); then
     "$(echo "$(get paced p99_bound_us) / 1000" | bc -l)" "$(echo "$(get paced lag995_us) / 1000" | bc -l)" "$(echo "$(get paced p995_us) / 1000" | bc -l)"
 fi
 acked=$(get feedback ok)
+[[ "${FEEDBACK_FIRST:-0}" == 1 ]] && acked=$((acked + $(get feedback0 ok)))
 echo
 echo "feedback: acknowledged by the service $server_acked, received by wrk $acked (wrk drops the replies in flight when its time is up)"
 echo "          in the database $stored; picks in the database $picks_stored"
-if [[ "$server_acked" == "$stored" && "$status" == 0 ]] && (( acked <= server_acked && server_acked - acked <= CONNECTIONS )); then
+in_flight=$CONNECTIONS  # at most one reply in flight a connection when a feedback phase's time is up
+[[ "${FEEDBACK_FIRST:-0}" == 1 ]] && in_flight=$((2 * CONNECTIONS))
+if [[ "$server_acked" == "$stored" && "$status" == 0 ]] && (( acked <= server_acked && server_acked - acked <= in_flight )); then
   echo "OK: the database holds exactly the acknowledged events"
   record "check=ok"
 else
