@@ -48,13 +48,24 @@ import Testing
         try #require(live.community).snapshot
     }
 
-    @Test("After a forget through the service, B's picks and the community are those of a service opened on the database anew")
-    func forgetThroughTheService() async throws {
-        let f = try Fixture(users: ["a", "b", "c"], community: true) {
+    /// The model of a service opened afresh on the fixture's database: what a recount must give.
+    static func freshModel(_ f: Fixture) throws -> Community {
+        let fresh = try Fixture.service(path: f.path, logger: f.logs.logger)
+        return try #require(fresh.engine.community as? SharedCommunity).snapshot
+    }
+
+    /// A service of three people with a community model and no blend refits, whose model is
+    /// counted again only when a forget wakes the recount or a test calls it (not by the timer).
+    static func fixture() throws -> Fixture {
+        try Fixture(users: ["a", "b", "c"], community: true) {
             $0.blendRefit = nil
-            // Only the forget's wake-up or the test's own call counts (not a round of the timer).
             $0.communityRecountInterval = .seconds(3600)
         }
+    }
+
+    @Test("After a forget through the service, B's picks and the community are those of a service opened on the database anew")
+    func forgetThroughTheService() async throws {
+        let f = try Self.fixture()
         try await f.api.buildApplication().test(.router) { client in
             let onlyA = try await Self.threePeople(client, f)
             let index = try f.service.store.allTracks().map(\.id)
@@ -81,11 +92,7 @@ import Testing
 
     @Test("A forget by another process is noticed at the next look; events applied after the recount are counted once")
     func forgetByAnotherProcess() async throws {
-        let f = try Fixture(users: ["a", "b", "c"], community: true) {
-            $0.blendRefit = nil
-            // Only the forget's wake-up or the test's own call counts (not a round of the timer).
-            $0.communityRecountInterval = .seconds(3600)
-        }
+        let f = try Self.fixture()
         let recounts = try #require(f.api.recounts)
         try await f.api.buildApplication().test(.router) { client in
             _ = try await Self.threePeople(client, f)
@@ -108,11 +115,7 @@ import Testing
 
     @Test("A forget during the count starts it over: the model swapped in counts neither person")
     func forgetDuringTheCount() async throws {
-        let f = try Fixture(users: ["a", "b", "c"], community: true) {
-            $0.blendRefit = nil
-            // Only the forget's wake-up or the test's own call counts (not a round of the timer).
-            $0.communityRecountInterval = .seconds(3600)
-        }
+        let f = try Self.fixture()
         try await f.api.buildApplication().test(.router) { client in
             _ = try await Self.threePeople(client, f)
             // C forgotten beside the service; A (whose rows come first) while the first count has read
@@ -127,8 +130,7 @@ import Testing
             }
             // The first count: before its first slice, and before its second (B's two rows left); the second count: one slice.
             #expect(replaced && looks == 3, "counted twice")
-            let fresh = try Fixture.service(path: f.path, logger: f.logs.logger)
-            let running = try Self.model(f.api.live), opened = try #require(fresh.engine.community as? SharedCommunity).snapshot
+            let running = try Self.model(f.api.live), opened = try Self.freshModel(f)
             #expect(running == opened && running.version == opened.version)
             #expect(f.api.live.community?.forgotten == 2)
         }
@@ -136,10 +138,7 @@ import Testing
 
     @Test("One count at a time: a second call while one counts returns at once and leaves its journal alone")
     func oneCountAtATime() async throws {
-        let f = try Fixture(users: ["a", "b", "c"], community: true) {
-            $0.blendRefit = nil
-            $0.communityRecountInterval = .seconds(3600)
-        }
+        let f = try Self.fixture()
         try await f.api.buildApplication().test(.router) { client in
             _ = try await Self.threePeople(client, f)
             #expect(try Store(path: f.path, durable: false).forget(user: "a"))
@@ -151,9 +150,7 @@ import Testing
             }
             #expect(inner == false && replaced)
             #expect(f.api.live.community?.generation == 1, "replaced once")
-            let fresh = try Fixture.service(path: f.path, logger: f.logs.logger)
-            let running = try Self.model(f.api.live), opened = try #require(fresh.engine.community as? SharedCommunity).snapshot
-            #expect(running == opened)
+            #expect(try Self.model(f.api.live) == Self.freshModel(f))
         }
     }
 }
