@@ -180,15 +180,23 @@ let package = Package(
             name: "SoundtrackRulesTests",
             dependencies: ["SoundtrackRules", "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext"]
         ),
-        // Running the built executable from tests (CLI and equivalence tests), scratch directories.
+        // The C half of the tests' child processes (Tests/SoundtrackTestSupport/Child.swift): posix_spawn
+        // with every inherited descriptor closed (glibc's addclosefrom_np, which Swift's Glibc module
+        // does not import). Only SoundtrackTestSupport depends on it.
+        .target(name: "CTestSpawn", path: "Tests/CTestSpawn"),
+        // Running the built executable from tests (CLI and equivalence tests), child processes without
+        // Foundation's `Process`, scratch directories.
         .target(
             name: "SoundtrackTestSupport",
             dependencies: [
+                "CTestSpawn",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio")
             ],
             path: "Tests/SoundtrackTestSupport"
         ),
+        // The tests' child processes themselves (exit, signals, pipes, inherited descriptors).
+        .testTarget(name: "SoundtrackTestSupportTests", dependencies: ["SoundtrackTestSupport"]),
         .testTarget(
             name: "SoundtrackCLITests",
             dependencies: [

@@ -19,21 +19,15 @@ public enum StartupBenchmark {
     ///   or is not ready within `timeout` seconds.
     public static func serveReady(executable: URL, database: String, extraArguments: [String] = [], timeout: Double = 600) throws -> Double {
         let arguments = ["serve", "--db", database, "--port", "0"] + extraArguments
-        let p = Process()
-        p.executableURL = executable
-        p.arguments = arguments
-        let err = Foundation.Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
         let t0 = DispatchTime.now().uptimeNanoseconds
-        try p.run()
+        let p = try BenchChild(executable: executable, arguments: arguments, reading: .standardError)
         defer {
             if p.isRunning {
-                kill(p.processIdentifier, SIGTERM)
+                p.send(SIGTERM)
                 p.waitUntilExit()
             }
         }
-        guard let port = listeningPort(err.fileHandleForReading) else {
+        guard let port = listeningPort(p.output) else {
             throw ProcessBenchmark.ProcessFailure(status: -1, arguments: arguments)
         }
         while !isReady(port: port) {

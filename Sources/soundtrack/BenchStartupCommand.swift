@@ -88,14 +88,8 @@ struct BenchStartup: ParsableCommand {
 
     /// The feedback rows the database holds (`soundtrack users list` sums them).
     func storedEvents(_ db: String, executable: URL) throws -> Int {
-        let p = Process()
-        p.executableURL = executable
-        p.arguments = ["users", "list", "--db", db, "--json"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let p = try BenchChild(executable: executable, arguments: ["users", "list", "--db", db, "--json"], reading: .standardOutput)
+        let data = p.output.readDataToEndOfFile()
         p.waitUntilExit()
         let text = String(decoding: data, as: UTF8.self)
         return text.components(separatedBy: "\"feedback\":").dropFirst().reduce(0) { $0 + (Int($1.prefix { $0.isNumber }) ?? 0) }

@@ -155,26 +155,18 @@ struct BatchTests {
         let (_, db) = try await Logs.database(users: users)
         var lines = Logs.snapshots(12, users: users)
         lines[5] = "not json"
-        let p = Process()
-        p.executableURL = CLI.executable
-        p.arguments = ["batch", "--db", db, "--fail-fast", "--workers", "2", "--block-bytes", "600", "-"]
-        let inp = Pipe(), out = Pipe(), err = Pipe()
-        p.standardInput = inp
-        p.standardOutput = out
-        p.standardError = err
-        let exited = DispatchSemaphore(value: 0)
-        p.terminationHandler = { _ in exited.signal() }
-        try p.run()
+        let p = try Child(CLI.executable, arguments: ["batch", "--db", db, "--fail-fast", "--workers", "2", "--block-bytes", "600", "-"], input: .pipe)
+        let inp = p.standardInput!
         // The lines, then nothing more: the pipe stays open, as a producer that is still running.
-        inp.fileHandleForWriting.write(Data(lines.map { $0 + "\n" }.joined().utf8))
-        let finished = exited.wait(timeout: .now() + 30) == .success
-        try inp.fileHandleForWriting.close()
+        inp.write(Data(lines.map { $0 + "\n" }.joined().utf8))
+        let finished = await offPool { [p] in p.waitUntilExit(timeout: 30) }
+        try inp.close()
         if !finished { kill(p.processIdentifier, SIGKILL) }
         await offPool { [p] in p.waitUntilExit() }
         #expect(finished, "batch waited for more input after the bad line")
         #expect(p.terminationStatus == 2)
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stdout = String(decoding: p.standardOutput!.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: p.standardError!.readDataToEndOfFile(), as: UTF8.self)
         #expect(Logs.jsonLines(stdout).count == 5)
         #expect(stderr.contains("stopped at line 6"), "\(stderr)")
     }

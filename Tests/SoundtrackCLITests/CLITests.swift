@@ -22,23 +22,9 @@ struct CLITests {
         let exe = dir.appendingPathComponent("soundtrack")
         try FileManager.default.copyItem(at: CLI.executable, to: exe)
         func run(_ args: [String], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
-            let p = Process()
-            p.executableURL = exe
-            p.arguments = args
-            p.currentDirectoryURL = dir
-            var env = ProcessInfo.processInfo.environment
-            env.removeValue(forKey: "SOUNDTRACK_DB")
-            p.environment = env
-            let out = Pipe(), err = Pipe(), inp = Pipe()
-            p.standardOutput = out
-            p.standardError = err
-            p.standardInput = inp
-            try p.run()
-            if let stdin { inp.fileHandleForWriting.write(Data(stdin.utf8)) }
-            try inp.fileHandleForWriting.close()
-            let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+            // Standard input a pipe, closed after `stdin` (at once without it).
+            let r = try CLI.start(exe, args, stdin: stdin ?? "", cwd: dir).finish()
+            return (r.status, r.stdout, r.stderr)
         }
         let added = try run(["users", "add", "u-1", "--db", "new.sqlite"])
         #expect(added.status == 0, "\(added.err)")

@@ -56,9 +56,9 @@ struct CrashTests {
         let running = try CLI.start(["feedback", "--quiet", "--db", db, file.path])
         let deadline = Date().addingTimeInterval(60)
         while try Self.feedbackCount(db) < 40 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        kill(running.process.processIdentifier, SIGKILL)
-        await offPool { [running] in running.process.waitUntilExit() }
-        #expect(running.process.terminationReason == .uncaughtSignal)
+        kill(running.child.processIdentifier, SIGKILL)
+        await offPool { [running] in running.child.waitUntilExit() }
+        #expect(running.child.terminationReason == .uncaughtSignal)
 
         let store = try Store(path: db)
         #expect(try store.check() == [])

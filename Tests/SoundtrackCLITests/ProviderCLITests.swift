@@ -46,19 +46,19 @@ struct ProviderCLITests {
         let list = try await CLI.run(["users", "list", "--config", cfg.path])
         #expect(list.status == 0 && list.stdout.contains("u-1"))
         let serve = try CLI.start(["serve", "--config", cfg.path, "--log-level", "notice"])
-        defer { if serve.process.isRunning { serve.process.terminate() } }
+        defer { if serve.child.isRunning { serve.child.terminate() } }
         var seen = ""
         let deadline = Date().addingTimeInterval(60)
         while !seen.contains("listening on"), Date() < deadline {
-            let chunk = serve.err.fileHandleForReading.availableData
+            let chunk = serve.child.standardError!.availableData
             if chunk.isEmpty { break }
             seen += String(decoding: chunk, as: UTF8.self)
         }
         #expect(seen.contains("listening on http://127.0.0.1:"))
         #expect(seen.contains("database \(db)"))
         #expect(!seen.contains("127.0.0.1:8080"))
-        serve.process.terminate()
-        await offPool { [serve] in serve.process.waitUntilExit() }
-        #expect(serve.process.terminationStatus == 0)
+        serve.child.terminate()
+        await offPool { [serve] in serve.child.waitUntilExit() }
+        #expect(serve.child.terminationStatus == 0)
     }
 }

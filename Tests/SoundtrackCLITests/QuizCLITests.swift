@@ -75,16 +75,9 @@ import Testing
         let (dir, db) = try await Self.database()
         let script = dir.appendingPathComponent("drive.py")
         try Data(Self.driver.utf8).write(to: script)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = [script.path, CLI.executable.path, db, "demo"]
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
+        let p = try Child(URL(fileURLWithPath: "/usr/bin/python3"), arguments: [script.path, CLI.executable.path, db, "demo"])
         let (o, e) = await offPool {
-            let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+            let (o, e) = p.readToEnd()
             p.waitUntilExit()
             return (String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
         }

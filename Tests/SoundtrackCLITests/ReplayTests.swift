@@ -171,9 +171,9 @@ struct ReplayTests {
         let running = try CLI.start(["replay", "--db", db, "--block-bytes", "8000", log.path])
         let deadline = Date().addingTimeInterval(120)
         while ((try? Self.count(db)) ?? 0) < 300 && Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
-        kill(running.process.processIdentifier, SIGKILL)
-        await offPool { [running] in running.process.waitUntilExit() }
-        #expect(running.process.terminationReason == .uncaughtSignal)
+        kill(running.child.processIdentifier, SIGKILL)
+        await offPool { [running] in running.child.waitUntilExit() }
+        #expect(running.child.terminationReason == .uncaughtSignal)
         #expect(try Store(path: db).check() == [])
         let applied = try Self.count(db)
         #expect(applied >= 300 && applied < n, "killed after \(applied) of \(n) events")
@@ -212,8 +212,8 @@ struct ReplayTests {
         let running = try CLI.start(["replay", "--db", db, "--block-bytes", "40000", log])
         let deadline = Date().addingTimeInterval(120)
         while ((try? Self.count(db)) ?? 0) < 500 && Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
-        kill(running.process.processIdentifier, SIGKILL)
-        await offPool { [running] in running.process.waitUntilExit() }
+        kill(running.child.processIdentifier, SIGKILL)
+        await offPool { [running] in running.child.waitUntilExit() }
         let applied = try Self.count(db)
         #expect(applied >= 500 && applied < n, "killed after \(applied) of \(n) events")
 
@@ -234,24 +234,18 @@ struct ReplayTests {
         let lines = try CrashTests.multiUserLog(n, users: users)
         // The first replay reads standard input, kept open until the second has been refused: it
         // holds the lock for certain while the second starts.
-        let first = Process()
-        first.executableURL = CLI.executable
-        first.arguments = ["replay", "--db", db, "--block-bytes", "2000", "-"]
-        first.currentDirectoryURL = CLI.root
-        let input = Pipe(), err = Pipe()
-        first.standardInput = input
-        first.standardError = err
-        first.standardOutput = FileHandle.nullDevice
-        try first.run()
-        input.fileHandleForWriting.write(Data((lines.prefix(300).joined(separator: "\n") + "\n").utf8))
+        let first = try Child(
+            CLI.executable, arguments: ["replay", "--db", db, "--block-bytes", "2000", "-"], currentDirectory: CLI.root, input: .pipe, output: .nullDevice)
+        let input = first.standardInput!, err = first.standardError!
+        input.write(Data((lines.prefix(300).joined(separator: "\n") + "\n").utf8))
         let deadline = Date().addingTimeInterval(120)
         while ((try? Self.count(db)) ?? 0) < 100 && Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
         let log = dir.appendingPathComponent("log.jsonl")
         try Logs.write(lines, log)
         let second = try await CLI.run(["replay", "--db", db, log.path])
-        input.fileHandleForWriting.write(Data((lines.dropFirst(300).joined(separator: "\n") + "\n").utf8))
-        try input.fileHandleForWriting.close()
-        let firstErr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        input.write(Data((lines.dropFirst(300).joined(separator: "\n") + "\n").utf8))
+        try input.close()
+        let firstErr = String(decoding: err.readDataToEndOfFile(), as: UTF8.self)
         await offPool { [first] in first.waitUntilExit() }
         #expect(first.terminationStatus == 0, "\(firstErr)")
         #expect(firstErr.contains("\(n) records: \(n) applied"), "\(firstErr)")

@@ -86,17 +86,12 @@ import FoundationNetworking
     /// its standard error (the rest of its log), the start line and the port the line names.
     /// - Throws: when the process ends or says something else before a start line with a port (it
     ///   is then killed).
-    static func startServe(_ arguments: [String]) throws -> (process: Process, log: Pipe, startLine: String, port: Int) {
-        let p = Process()
-        p.executableURL = CLI.executable
-        p.arguments = ["serve"] + arguments
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
+    static func startServe(_ arguments: [String]) throws -> (process: Child, log: FileHandle, startLine: String, port: Int) {
+        let p = try Child(CLI.executable, arguments: ["serve"] + arguments, output: .nullDevice)
+        let err = p.standardError!
         var started = ""
         while !started.contains("soundtrack serve: listening on http://127.0.0.1:") || !started.hasSuffix("\n") {
-            let chunk = err.fileHandleForReading.availableData
+            let chunk = err.availableData
             if chunk.isEmpty { break }
             started += String(decoding: chunk, as: UTF8.self)
         }
@@ -513,7 +508,7 @@ final class RawConnection: @unchecked Sendable {
         p.waitUntilExit()
         guard seen.draining.hasPrefix("HTTP/1.1 503") else {
             // What the server said, when, and how it ended (it must still be serving then).
-            let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let log = String(decoding: err.readDataToEndOfFile(), as: UTF8.self)
             Issue.record(
                 "no 503 while draining: got \(seen.draining.debugDescription) \(seen.drainingAfter) s after SIGTERM; it exited after \(seen.took) s, by \(p.terminationReason == .exit ? "exit" : "signal") \(p.terminationStatus); server log: \(log)"
             )

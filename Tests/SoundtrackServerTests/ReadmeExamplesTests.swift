@@ -35,20 +35,8 @@ import Testing
             \(tour)
             wait %1
             """
-        let bash = Process()
         // At most two minutes (a service that never gets ready would otherwise hold the test).
-        bash.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        bash.arguments = ["120", "/bin/bash", "-c", script]
-        bash.currentDirectoryURL = dir
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "SOUNDTRACK_DB")
-        bash.environment = env
-        let out = Pipe(), err = Pipe()
-        bash.standardOutput = out
-        bash.standardError = err
-        bash.standardInput = FileHandle.nullDevice
-        try bash.run()
-        let r = await CLI.Running(process: bash, out: out, err: err).finished()
+        let r = try await CLI.start(URL(fileURLWithPath: "/usr/bin/timeout"), ["120", "/bin/bash", "-c", script], cwd: dir).finished()
         #expect(r.status == 0, "the tour failed (\(r.status)):\n\(r.stdout)\n\(r.stderr)")
         // What the tour's steps answered: a pick, the applied feedback, the bins, the settings,
         // the new user, the metrics line, the quiz.

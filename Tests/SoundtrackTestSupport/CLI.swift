@@ -29,17 +29,13 @@ public enum CLI {
         return await running.finished()
     }
 
-    /// A started CLI process and its output pipes.
-    public struct Running: @unchecked Sendable {
-        public var process: Process
-        public var out: Pipe
-        public var err: Pipe
+    /// A started process whose standard output and error are pipes.
+    public struct Running: Sendable {
+        public var child: Child
 
-        /// A started process and the pipes of its standard output and error.
-        public init(process: Process, out: Pipe, err: Pipe) {
-            self.process = process
-            self.out = out
-            self.err = err
+        /// A started child whose standard output and error are pipes.
+        public init(child: Child) {
+            self.child = child
         }
 
         /// Reads the process's output to its end and waits for it to exit, off the cooperative pool.
@@ -47,43 +43,35 @@ public enum CLI {
             await offPool { finish() }
         }
 
-        /// Reads the process's output to its end and waits for it to exit, blocking this thread.
+        /// Reads the process's output to its end (both streams at once) and waits for it to exit,
+        /// blocking this thread.
         public func finish() -> Result {
-            let o = out.fileHandleForReading.readDataToEndOfFile()
-            let e = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return Result(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+            let (o, e) = child.readToEnd()
+            child.waitUntilExit()
+            return Result(status: child.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
         }
 
         /// Waits for the process to exit (its output unread), off the cooperative pool.
         public func exited() async {
-            let process = process
-            await offPool { process.waitUntilExit() }
+            let child = child
+            await offPool { child.waitUntilExit() }
         }
     }
 
+    /// Starts the CLI with arguments, optional standard input (else /dev/null) and working
+    /// directory (else the package root); the environment is the test process's without
+    /// `SOUNDTRACK_DB`.
     public static func start(_ args: [String], stdin: String? = nil, cwd: URL? = nil) throws -> Running {
-        let p = Process()
-        p.executableURL = executable
-        p.arguments = args
-        p.currentDirectoryURL = cwd ?? root
+        try start(executable, args, stdin: stdin, cwd: cwd ?? root)
+    }
+
+    /// Starts `executable` (a copy of the CLI, or another program) as ``start(_:stdin:cwd:)`` does.
+    public static func start(_ executable: URL, _ args: [String], stdin: String? = nil, cwd: URL) throws -> Running {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "SOUNDTRACK_DB")
-        p.environment = env
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        if let stdin {
-            let inp = Pipe()
-            p.standardInput = inp
-            try p.run()
-            inp.fileHandleForWriting.write(Data(stdin.utf8))
-            try inp.fileHandleForWriting.close()
-        } else {
-            p.standardInput = FileHandle.nullDevice
-            try p.run()
-        }
-        return Running(process: p, out: out, err: err)
+        let child = try Child(
+            executable, arguments: args, environment: env, currentDirectory: cwd, input: stdin.map { .bytes(Data($0.utf8)) } ?? .nullDevice)
+        return Running(child: child)
     }
 
     /// A fresh scratch directory (``Scratch/directory(_:)``).
