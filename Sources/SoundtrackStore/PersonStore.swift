@@ -61,6 +61,10 @@ public protocol PersonStore: AnyObject, Sendable {
     /// The key whose secret hashes to `hash`, revoked or not; `nil` when there is none.
     func key(hash: String) throws -> APIKeyRecord?
 
+    /// Every key's id and whether it is revoked, in one query (a cache of looked-up keys
+    /// revalidates all its entries at once).
+    func keyRevocations() throws -> [String: Bool]
+
     /// Revokes a key by id.
     /// - Returns: false when there is no such key or it was already revoked.
     @discardableResult

@@ -86,6 +86,7 @@ struct PersonStoreConformanceTests {
             #expect(try !store.revokeKey(id: "k-user", at: later))
             #expect(try !store.revokeKey(id: "k-none", at: later))
             #expect(try store.key(hash: hash)?.revokedAt == later)
+            #expect(try store.keyRevocations() == ["k-user": true, "k-admin": false])
         }
     }
 

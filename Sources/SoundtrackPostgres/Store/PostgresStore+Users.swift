@@ -156,6 +156,18 @@ extension PostgresStore {
         }
     }
 
+    /// Every key's id and whether it is revoked, in one query.
+    public func keyRevocations() throws -> [String: Bool] {
+        try transaction(locking: [], readOnly: true) { tx in
+            var out: [String: Bool] = [:]
+            for row in try tx.query("SELECT id, revoked_at IS NOT NULL FROM api_keys") {
+                let (id, revoked) = try row.decode((String, Bool).self)
+                out[id] = revoked
+            }
+            return out
+        }
+    }
+
     /// Revokes a key by id.
     /// - Returns: false when there is no such key or it was already revoked.
     @discardableResult
