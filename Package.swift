@@ -69,11 +69,12 @@ let package = Package(
             ]
         ),
         // PostgreSQL for the store (issue 44): the connection from a `postgres://` URL, the schema as
-        // append-only migrations keyed for distribution by user, and the distribution rules checked
-        // on a live schema. Depends on no other module of the project.
+        // append-only migrations keyed for distribution by user, the distribution rules checked
+        // on a live schema, and `PostgresStore`, a person's core path (SoundtrackStore's `PersonStore`).
         .target(
             name: "SoundtrackPostgres",
             dependencies: [
+                "SoundtrackStore", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -170,7 +171,8 @@ let package = Package(
         .testTarget(
             name: "SoundtrackPostgresTests",
             dependencies: [
-                "SoundtrackPostgres", "SoundtrackStore",
+                "SoundtrackPostgres", "SoundtrackStore", "SoundtrackRules", "SoundtrackEngine", "SoundtrackCatalog", "SoundtrackContext",
+                "SoundtrackTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log")

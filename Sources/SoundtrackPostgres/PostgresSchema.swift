@@ -22,7 +22,12 @@ public enum PostgresSchema {
             sqlite: .init(table: "places", added: ["rowid": "the order of the person's places, which SQLite's store reads as the rowid"]),
             why: "a person's learned places"),
         .init("sessions", .byUser, sqlite: .init(table: "sessions"), why: "a person's listening session"),
-        .init("picks", .byUser, sqlite: .init(table: "picks"), why: "a person's picks, keyed (user_id, id)"),
+        .init(
+            "picks", .byUser,
+            sqlite: .init(
+                table: "picks",
+                retyped: ["ranking": "bytea: SQLite's TEXT column holds the ranking's bytes (a BLOB), which PostgreSQL's text cannot (migration 2)"]),
+            why: "a person's picks, keyed (user_id, id)"),
         .init(
             "feedback", .byUser,
             sqlite: .init(
@@ -73,7 +78,7 @@ public enum PostgresSchema {
     public static func table(_ name: String) -> PostgresTable? { tables.first { $0.name == name } }
 
     /// The migrations, oldest first: never edit one that has been released, append another.
-    public static let migrations: [PostgresMigration] = [v1]
+    public static let migrations: [PostgresMigration] = [v1, v2]
 
     /// The statements that place the tables on a Citus cluster: reference tables first (the
     /// distributed tables' foreign keys point at them), then `users`, then the tables colocated

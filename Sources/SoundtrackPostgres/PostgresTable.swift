@@ -27,11 +27,15 @@ public struct PostgresTable: Sendable, Hashable {
         public var renamed: [String: String]
         /// PostgreSQL's columns that SQLite has no column for, with why.
         public var added: [String: String]
+        /// SQLite column → its PostgreSQL type and why, where that type is not the one SQLite's
+        /// declared type maps to (SQLite stores any value in any column; PostgreSQL does not).
+        public var retyped: [String: String]
 
-        public init(table: String, renamed: [String: String] = [:], added: [String: String] = [:]) {
+        public init(table: String, renamed: [String: String] = [:], added: [String: String] = [:], retyped: [String: String] = [:]) {
             self.table = table
             self.renamed = renamed
             self.added = added
+            self.retyped = retyped
         }
     }
 

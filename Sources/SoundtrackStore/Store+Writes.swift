@@ -91,13 +91,38 @@ public indirect enum UserWrite: Sendable {
     }
 
     /// The state the write carries, if any.
-    var state: UserState? {
+    public var state: UserState? {
         switch self {
         case let .pick(_, state), let .feedback(_, state): state
         case let .state(state), let .view(state): state
         case .addUser, .feedbackRows, .pendingFeedback, .forget, .prunePending, .settings: nil
         }
     }
+}
+
+extension UserWrite {
+    /// Where a sequence of writes writes each user's state: at the user's last state before the
+    /// user's next `forget` (or the end). Most users have one state, which is then written as it
+    /// is; the earlier states of a user are merged into the one written (``merge(_:then:)``).
+    /// - Returns: for each write, whether the state it carries (merged with the user's earlier
+    ///   ones since the last point) is written there.
+    public static func stateWritePoints(_ writes: [UserWrite]) -> [Bool] {
+        var saveAt = [Bool](repeating: false, count: writes.count)
+        var lastOf: [String: Int] = [:]
+        for (i, w) in writes.enumerated() {
+            if case let .forget(user) = w {
+                if let j = lastOf.removeValue(forKey: user) { saveAt[j] = true }
+            } else if let state = w.state {
+                lastOf[state.user] = i
+            }
+        }
+        for j in lastOf.values { saveAt[j] = true }
+        return saveAt
+    }
+
+    /// A later state of a user with the union of both states' changes (what a store writes for
+    /// several states of one user in one commit; ``stateWritePoints(_:)``).
+    public static func merge(_ old: UserState, then new: UserState) -> UserState { Store.merge(old, then: new) }
 }
 
 extension Store {
@@ -123,20 +148,7 @@ extension Store {
     }
 
     static func commit(_ writes: [UserWrite], _ db: Database) throws {
-        // Each user's state is written at the user's last state before the user's next `forget`
-        // (or the end): most users have one state, which is then written as it is, without being
-        // merged or held.
-        var saveAt = [Bool](repeating: false, count: writes.count)
-        var lastOf: [String: Int] = [:]
-        for (i, w) in writes.enumerated() {
-            if case let .forget(user) = w {
-                if let j = lastOf.removeValue(forKey: user) { saveAt[j] = true }
-            } else if let state = w.state {
-                lastOf[state.user] = i
-            }
-        }
-        for j in lastOf.values { saveAt[j] = true }
-        lastOf = [:]
+        let saveAt = UserWrite.stateWritePoints(writes)
 
         // The merged states of users with more states to come, and whether any of them deletes the
         // pending events it includes (all but checkpoints of the view).

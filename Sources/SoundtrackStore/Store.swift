@@ -131,6 +131,22 @@ public final class Store: Sendable {
         public var bins: Int
         public var feedback: Int
         public var picks: Int
+
+        /// Creates a summary (a store reading its rows).
+        public init(
+            id: String, emailHash: String?, emailHashScheme: EmailHashScheme?, age: Int?, region: String?, createdAt: Date, bins: Int,
+            feedback: Int, picks: Int
+        ) {
+            self.id = id
+            self.emailHash = emailHash
+            self.emailHashScheme = emailHashScheme
+            self.age = age
+            self.region = region
+            self.createdAt = createdAt
+            self.bins = bins
+            self.feedback = feedback
+            self.picks = picks
+        }
     }
 
     /// Adds a user. The email is stored only as a keyed hash of its normalised form
