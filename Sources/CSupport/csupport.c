@@ -10,7 +10,6 @@
 #include <string.h>
 #if defined(__linux__)
 #include <pthread.h>
-#include <sched.h>
 #endif
 
 int soundtrack_sqlite_without_memstatus(void) {
@@ -24,15 +23,6 @@ int soundtrack_keep_freed_memory(void) {
     return a && b;
 #else
     return 0;
-#endif
-}
-
-int soundtrack_thread_idle(void) {
-#if defined(__linux__)
-    struct sched_param none = {.sched_priority = 0};
-    return sched_setscheduler(0, SCHED_IDLE, &none);
-#else
-    return -1;
 #endif
 }
 

@@ -8,7 +8,7 @@ import Synchronization
 /// Learns the blend of the track ranker again in the background (``BlendRefit``): every
 /// `interval` it looks whether a refit is due (``BlendRefit/every`` new queries since the last
 /// attempt, or `maxAge` since it with `minimum` new queries or more) and, on a thread of its own
-/// under the idle policy (``runThreadWhenIdle()``), fits, judges and records; a promoted blend ranks from the next request
+/// at the lowest priority, fits, judges and records; a promoted blend ranks from the next request
 /// on (``LiveRecommender/use(ranker:)``). Requests never wait for it: the fit reads the queries in
 /// a read transaction and writes one row.
 final class BlendRefitService: Service, Sendable {
@@ -35,7 +35,7 @@ final class BlendRefitService: Service, Sendable {
         self.metrics = metrics
         self.logger = logger
         lastAttempt = Mutex(clock.monotonic())
-        thread = PeriodicThread(named: "st-blend", nice: 19, idle: true, every: interval)
+        thread = PeriodicThread(named: "st-blend", nice: 19, every: interval)
     }
 
     func run() async throws {

@@ -5,7 +5,7 @@ import Synchronization
 /// Keeps the service's community model free of forgotten people: after a forget through the
 /// service at once, and every `interval` for forgets by another process (`soundtrack users
 /// forget` beside the service), it counts the model again from the feedback log on a thread of its
-/// own under the idle policy (``runThreadWhenIdle()``) and swaps it in (``LiveRecommender/recountCommunityIfForgotten(stop:)``).
+/// own at the lowest priority and swaps it in (``LiveRecommender/recountCommunityIfForgotten(stop:)``).
 /// Picks never wait for the count; they wait for the swap, which records the events applied
 /// during the count into the new model.
 final class CommunityRecountService: Service, Sendable {
@@ -20,7 +20,7 @@ final class CommunityRecountService: Service, Sendable {
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
-        let thread = PeriodicThread(named: "st-community", nice: 19, idle: true, every: interval)
+        let thread = PeriodicThread(named: "st-community", nice: 19, every: interval)
         self.thread = thread
         live.onForgetCommitted { thread.wakeUp() }
     }

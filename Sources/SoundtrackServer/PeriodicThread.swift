@@ -15,7 +15,6 @@ import Synchronization
 final class PeriodicThread: Sendable {
     private let name: String
     private let nice: Int32
-    private let idle: Bool
     private let interval: Duration
     private let roundAfterStop: Bool
     private let stopped = Mutex(false)
@@ -23,13 +22,10 @@ final class PeriodicThread: Sendable {
 
     /// - Parameters:
     ///   - nice: how far below the process's priority the thread runs (0: the same).
-    ///   - idle: whether the thread runs only on a core no other thread wants (``runThreadWhenIdle()``),
-    ///     for work that may wait: the blend's refit, the community's recount.
     ///   - roundAfterStop: run one more round once stopped (a last checkpoint), instead of none.
-    init(named name: String, nice: Int32 = 0, idle: Bool = false, every interval: Duration, roundAfterStop: Bool = false) {
+    init(named name: String, nice: Int32 = 0, every interval: Duration, roundAfterStop: Bool = false) {
         self.name = name
         self.nice = nice
-        self.idle = idle
         self.interval = interval
         self.roundAfterStop = roundAfterStop
     }
@@ -42,7 +38,7 @@ final class PeriodicThread: Sendable {
 
     /// Runs `round` every interval on the thread; returns once stopped.
     func run(_ round: @escaping @Sendable () -> Void) async {
-        await runOnThread(named: name, nice: nice, idle: idle, { [self] in loop(round) }, stop: { [self] in stop() })
+        await runOnThread(named: name, nice: nice, { [self] in loop(round) }, stop: { [self] in stop() })
     }
 
     private func stop() {
@@ -69,12 +65,12 @@ extension Duration {
     }
 }
 
-/// Runs `body` on a thread of its own (named `name`, at `nice` above the process's priority, under
-/// the idle policy when `idle`: ``runThreadWhenIdle()``) and returns when it does; a graceful shutdown or the task's cancellation calls `stop`, which must
+/// Runs `body` on a thread of its own (named `name`, at `nice` above the process's priority) and
+/// returns when it does; a graceful shutdown or the task's cancellation calls `stop`, which must
 /// make `body` return. For the service's long-running loops (the committer, the checkpoints), which
 /// block and so stay off the cooperative pool.
 func runOnThread(
-    named name: String, nice: Int32 = 0, idle: Bool = false, _ body: @escaping @Sendable () -> Void, stop: @escaping @Sendable () -> Void
+    named name: String, nice: Int32 = 0, _ body: @escaping @Sendable () -> Void, stop: @escaping @Sendable () -> Void
 ) async {
     await withTaskCancellationHandler {
         await withGracefulShutdownHandler {
@@ -82,7 +78,6 @@ func runOnThread(
                 let thread = Thread {
                     _ = soundtrack_name_thread(name)
                     lowerThreadPriority(by: nice)
-                    if idle { runThreadWhenIdle() }
                     body()
                     done.resume()
                 }
@@ -106,22 +101,7 @@ func lowerThreadPriority(by nice: Int32) {
     #endif
 }
 
-/// Puts the calling thread under Linux's idle policy (`SCHED_IDLE`): it runs only on a core no other
-/// thread wants, and a thread that wakes to answer a request takes the core from it at once, which
-/// the scheduler guarantees for this policy and leaves to the threads' deadlines for a nice value
-/// (docs/load-test-history.md, "The blend's background refit under load"). The thread keeps its
-/// nice value, which the idle policy does not use. Does nothing on other systems.
-func runThreadWhenIdle() {
-    _ = soundtrack_thread_idle()
-}
-
 #if os(Linux)
-/// The calling thread's scheduling policy (`SCHED_IDLE` is 5), or `nil` if it cannot be read.
-func threadPolicy() -> Int32? {
-    let policy = sched_getscheduler(0)
-    return policy >= 0 ? policy : nil
-}
-
 /// The calling thread's nice value, or `nil` if it cannot be read.
 func threadNice() -> Int32? {
     errno = 0

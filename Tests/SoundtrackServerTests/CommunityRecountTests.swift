@@ -86,7 +86,7 @@ import Testing
             let running = try Self.model(f.api.live), opened = try Self.model(fresh.live)
             #expect(running == opened && running.version == opened.version && running.mostLiked(64) == opened.mostLiked(64))
             #expect(running.stats(of: index.firstIndex(of: onlyA[0])!).likes == 0)
-            // The recount's thread logs after the swap, and it runs only on an idle core: the line may come a little later.
+            // The recount's thread (at nice 19) logs after the swap: the line may come a little later.
             try await waitUntil(seconds: 60) { f.logs.text.contains("community model counted again after a forget") }
         }
     }

@@ -323,37 +323,12 @@ import Testing
             #expect(raised(nices) == ["st-commit", "st-checkpoint"], "\(nices)")
             // The blend's refit thread ("st-blend") and the community's recount ("st-community", of
             // this service and of the others running beside it) always run at the lowest priority,
-            // 19, and under the idle policy, whatever the setting; no other thread does.
+            // 19, whatever the setting.
             let lowest: Set = ["st-blend", "st-community"]
             #expect(nices.filter { $0.key.hasPrefix("st-") && !lowest.contains($0.key) }.values.joined().filter { $0 > 0 }.count == 2, "\(nices)")
             for name in lowest { #expect(nices[name]?.allSatisfy { $0 == 19 } ?? true, "\(name): \(nices)") }
             #expect(nices.filter { !$0.key.hasPrefix("st-") }.values.contains { $0.contains { $0 <= 0 } })
-            // The other threads keep the policy the process started with (the default, unless the
-            // tests run under `chrt`).
-            let policies = Self.threadPolicies(), started = Int(try #require(threadPolicy()))
-            #expect(policies["st-blend"]?.isEmpty == false, "\(policies)")
-            for (name, list) in policies {
-                #expect(list.allSatisfy { $0 == (lowest.contains(name) ? Self.idlePolicy : started) }, "\(name): \(policies)")
-            }
         }
-    }
-
-    @Test func aThreadUnderTheIdlePolicyLeavesTheOtherThreadsAlone() throws {
-        let seen = Mutex<(Int32?, Int32?)?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            let start = threadPolicy()
-            runThreadWhenIdle()
-            seen.withLock { $0 = (start, threadPolicy()) }
-            done.signal()
-        }
-        thread.start()
-        done.wait()
-        let before = try #require(threadPolicy())
-        let (start, after) = try #require(seen.withLock { $0 })
-        #expect(start == before)
-        #expect(after == Int32(Self.idlePolicy))
-        #expect(threadPolicy() == before)
     }
 
     @Test func raisingAThreadsNiceValueLeavesTheOtherThreadsAlone() throws {
@@ -374,19 +349,8 @@ import Testing
         #expect(threadNice() == before)
     }
 
-    /// `SCHED_IDLE`, as /proc and sched_getscheduler(2) give it.
-    static let idlePolicy = 5
-
     /// The nice value of each of this process's threads, by thread name (from /proc/self/task).
-    static func threadNices() -> [String: [Int]] { threadStat(field: 19) }
-
-    /// The scheduling policy of each of this process's threads (0: the default, `SCHED_OTHER`),
-    /// by thread name.
-    static func threadPolicies() -> [String: [Int]] { threadStat(field: 41) }
-
-    /// One numeric field of /proc/self/task/N/stat (numbered from 1, as proc(5) does, the name
-    /// being field 2) of each of this process's threads, by thread name.
-    static func threadStat(field: Int) -> [String: [Int]] {
+    static func threadNices() -> [String: [Int]] {
         var out: [String: [Int]] = [:]
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
         for t in tasks {
@@ -394,10 +358,10 @@ import Testing
                 let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
             else { continue }
             let name = String(stat[stat.index(after: open)..<close])
-            // After the name: field 3 (state) onwards.
+            // After the name: field 3 (state) onwards; the nice value is field 19.
             let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > field - 3, let value = Int(fields[field - 3]) else { continue }
-            out[name, default: []].append(value)
+            guard fields.count > 16, let nice = Int(fields[16]) else { continue }
+            out[name, default: []].append(nice)
         }
         return out
     }

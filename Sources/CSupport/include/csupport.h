@@ -19,12 +19,6 @@ int soundtrack_sqlite_without_memstatus(void);
 /// `Thread.name` does not name the thread on Linux. Returns 0 on success.
 int soundtrack_name_thread(const char *name);
 
-/// Puts the calling thread under the idle scheduling policy (`SCHED_IDLE`, sched(7)): it runs
-/// only on a core no other thread wants, and any other thread that wakes takes the core from it at
-/// once (for a nice value the scheduler decides that by the threads' deadlines). Needs no
-/// privilege. Returns 0 on success, -1 (errno set) where unsupported.
-int soundtrack_thread_idle(void);
-
 /// The bundled catalog (CSV) built into the executable: its bytes, and their count in `size`
 /// (0, and a null pointer, when the build did not embed it).
 const unsigned char *soundtrack_bundled_catalog(size_t *size);
