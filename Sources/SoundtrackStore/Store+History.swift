@@ -12,6 +12,13 @@ extension Store {
             public var at: Date
             /// The stars of a `rate` event, else `nil`.
             public var rating: Int?
+
+            /// An answer from its signal, time and stars.
+            public init(signal: String, at: Date, rating: Int?) {
+                self.signal = signal
+                self.at = at
+                self.rating = rating
+            }
         }
 
         public var pickId: String
@@ -27,6 +34,22 @@ extension Store {
         public var artist: String?
         /// The feedback that named this pick, oldest first (empty when none came).
         public var feedback: [Answer]
+
+        /// An entry from its columns (a store's reading of one pick and its answers).
+        public init(
+            pickId: String, seq: Int64, at: Date, binNumber: Int, binLabel: String?, track: String, title: String?, artist: String?,
+            feedback: [Answer]
+        ) {
+            self.pickId = pickId
+            self.seq = seq
+            self.at = at
+            self.binNumber = binNumber
+            self.binLabel = binLabel
+            self.track = track
+            self.title = title
+            self.artist = artist
+            self.feedback = feedback
+        }
     }
 
     /// The most a page of ``history(user:before:since:limit:)`` holds.
