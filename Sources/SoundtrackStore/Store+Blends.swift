@@ -24,6 +24,32 @@ public struct StoredBlend: Sendable, Equatable {
     public var promoted: Bool
     /// Why it was or was not.
     public var reason: String
+
+    /// A blend with what judged it, as a store reads it back.
+    public init(
+        model: RankerModel, createdAt: Date, events: Int64, training: Int, validation: Int, ndcg: Double, comparedWith: Int,
+        comparedNDCG: Double, promoted: Bool, reason: String
+    ) {
+        self.model = model
+        self.createdAt = createdAt
+        self.events = events
+        self.training = training
+        self.validation = validation
+        self.ndcg = ndcg
+        self.comparedWith = comparedWith
+        self.comparedNDCG = comparedNDCG
+        self.promoted = promoted
+        self.reason = reason
+    }
+
+    /// The blend an attempt records: `model` (the decision's candidate, numbered) with the
+    /// decision's figures, compared with version `current`.
+    public init(_ decision: BlendLearner.Decision, model: RankerModel, current: Int, events: Int64, at: Date) {
+        self.init(
+            model: model, createdAt: at, events: events, training: decision.training, validation: decision.validation,
+            ndcg: decision.ndcg, comparedWith: current, comparedNDCG: decision.currentNDCG, promoted: decision.promoted,
+            reason: decision.reason)
+    }
 }
 
 extension Store {
@@ -102,10 +128,7 @@ extension Store {
             guard var model = decision.candidate else { return nil }
             let version = (try Int.fetchOne(db, sql: "SELECT max(version) FROM ranker_blends") ?? 0) + 1
             model.version = version
-            let stored = StoredBlend(
-                model: model, createdAt: at, events: events, training: decision.training, validation: decision.validation,
-                ndcg: decision.ndcg, comparedWith: current, comparedNDCG: decision.currentNDCG, promoted: decision.promoted,
-                reason: decision.reason)
+            let stored = StoredBlend(decision, model: model, current: current, events: events, at: at)
             try db.execute(
                 sql: """
                     INSERT INTO ranker_blends (version, created_at, weights, source, events, training, validation, ndcg,
@@ -157,20 +180,24 @@ extension Store {
 
     static func blend(_ r: Row) throws -> StoredBlend {
         let version: Int = r["version"]
-        let text: String = r["weights"]
-        let weights: [Float]
-        do {
-            let json = try JSONObjectReader(JSONParser.parse(Data(text.utf8)), path: "")
-            try json.rejectUnknown(RankerModel.signals)
-            weights = try RankerModel.signals.map { Float(try json.number($0, in: -100...100)) }
-        } catch {
-            throw StoreError.corrupt(table: "ranker_blends", column: "weights", row: Int64(version), expected: "a weight for every signal: \(error)")
-        }
+        let weights = try decodeWeights(r["weights"], version: version)
         return StoredBlend(
             model: RankerModel(weights: weights, source: r["source"], version: version),
             createdAt: Date(timeIntervalSince1970: r["created_at"]), events: r["events"], training: r["training"],
             validation: r["validation"], ndcg: r["ndcg"], comparedWith: r["compared_with"], comparedNDCG: r["compared_ndcg"],
             promoted: r["promoted"], reason: r["reason"])
+    }
+
+    /// A blend's weights from the JSON text of `ranker_blends.weights`.
+    /// - Throws: ``StoreError/corrupt(table:column:row:expected:)`` without a weight for every signal.
+    static func decodeWeights(_ text: String, version: Int) throws -> [Float] {
+        do {
+            let json = try JSONObjectReader(JSONParser.parse(Data(text.utf8)), path: "")
+            try json.rejectUnknown(RankerModel.signals)
+            return try RankerModel.signals.map { Float(try json.number($0, in: -100...100)) }
+        } catch {
+            throw StoreError.corrupt(table: "ranker_blends", column: "weights", row: Int64(version), expected: "a weight for every signal: \(error)")
+        }
     }
 
     static func weightsJSON(_ weights: [Float]) -> String {
@@ -183,3 +210,6 @@ extension Store {
             arguments: [name, value])
     }
 }
+
+/// The SQLite store's blend methods keep ``BlendStore``'s semantics: one SQLite transaction each.
+extension Store: BlendStore {}

@@ -148,23 +148,10 @@ extension Store {
     }
 
     static func commit(_ writes: [UserWrite], _ db: Database) throws {
-        let saveAt = UserWrite.stateWritePoints(writes)
-
-        // The merged states of users with more states to come, and whether any of them deletes the
-        // pending events it includes (all but checkpoints of the view).
-        var held: [String: (state: UserState, deleteCovered: Bool)] = [:]
+        var staging = StateStaging(writes)
         func stage(_ state: UserState, at i: Int, deleteCovered: Bool = true) throws {
-            var s = state
-            var delete = deleteCovered
-            if let earlier = held.removeValue(forKey: s.user) {
-                s = merge(earlier.state, then: s)
-                delete = delete || earlier.deleteCovered
-            }
-            if saveAt[i] {
-                try saveState(db, &s, deleteCovered: delete)
-            } else {
-                held[s.user] = (s, delete)
-            }
+            guard var due = staging.stage(state, at: i, deleteCovered: deleteCovered) else { return }
+            try saveState(db, &due.state, deleteCovered: due.deleteCovered)
         }
         // Looked up in the statement cache once, not once a row (a replay block inserts thousands).
         var feedbackInsert: RawStatement?

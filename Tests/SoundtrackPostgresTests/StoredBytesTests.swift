@@ -60,7 +60,8 @@ struct StoredBytesTests {
         ]
     }()
 
-    static func columns(sqlitePath: String) throws -> Columns {
+    /// The columns `queries` list, read raw from a SQLite store's file.
+    static func columns(sqlitePath: String, queries: [(name: String, sqlite: String, postgres: String)] = queries) throws -> Columns {
         let queue = try DatabaseQueue(path: sqlitePath)
         return try queue.read { db in
             var out: Columns = [:]
@@ -77,7 +78,8 @@ struct StoredBytesTests {
         }
     }
 
-    static func columns(_ endpoint: PostgresEndpoint) async throws -> Columns {
+    /// The columns `queries` list, read raw from a PostgreSQL store's database.
+    static func columns(_ endpoint: PostgresEndpoint, queries: [(name: String, sqlite: String, postgres: String)] = queries) async throws -> Columns {
         try await endpoint.withConnection(logger: TestDatabase.logger) { c in
             var out: Columns = [:]
             for (name, _, sql) in queries {

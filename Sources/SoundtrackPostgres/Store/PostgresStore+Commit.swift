@@ -15,17 +15,10 @@ extension PostgresStore {
     }
 
     static func commit(_ writes: [UserWrite], _ tx: PostgresTransaction) throws {
-        let saveAt = UserWrite.stateWritePoints(writes)
-        // The merged states of people with more states to come (as the SQLite store holds them).
-        var held: [String: (state: UserState, deleteCovered: Bool)] = [:]
+        var staging = StateStaging(writes)
         func stage(_ state: UserState, at i: Int, deleteCovered: Bool = true) throws {
-            var s = state
-            var delete = deleteCovered
-            if let earlier = held.removeValue(forKey: s.user) {
-                s = UserWrite.merge(earlier.state, then: s)
-                delete = delete || earlier.deleteCovered
-            }
-            if saveAt[i] { try saveState(tx, s, deleteCovered: delete) } else { held[s.user] = (s, delete) }
+            guard let due = staging.stage(state, at: i, deleteCovered: deleteCovered) else { return }
+            try saveState(tx, due.state, deleteCovered: due.deleteCovered)
         }
         for (i, w) in writes.enumerated() {
             switch w {
