@@ -19,12 +19,12 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
-/// A store under test (a person's core path, the catalog and the blends), and how to count a
+/// A store under test (a person's core path, the catalog, the blends and the history), and how to count a
 /// person's rows in every personal table of its schema (SQLite: every table with a `user_id`
 /// column, and `users`; PostgreSQL: every table `PostgresSchema.tables` lists as personal), as SQL
 /// sees them.
 struct StoreUnderTest {
-    let store: any PersonStore & CatalogStore & BlendStore
+    let store: any PersonStore & CatalogStore & BlendStore & HistoryStore
     let rowCounts: (_ user: String) async throws -> [String: Int]
 }
 
